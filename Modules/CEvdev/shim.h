@@ -1,0 +1,4 @@
+#pragma once
+#include <libevdev/libevdev.h>
+#include <libevdev/libevdev-uinput.h>
+#include <linux/input.h>

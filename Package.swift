@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Data flows one way: evdev events -> touch frames -> gesture machines -> session
+// -> scene -> pixels -> KMS; session -> socket events. TouchlockCore is pure (no file
+// descriptors, no clocks); every other library target is a thin layer around one C
+// library or one kernel interface.
+let package = Package(
+    name: "touchlock",
+    products: [
+        .executable(name: "touchlockd", targets: ["touchlockd"]),
+        .executable(name: "touchlockctl", targets: ["touchlockctl"]),
+    ],
+    targets: [
+        // C libraries from Debian, each behind a minimal shim header.
+        .systemLibrary(name: "CEvdev", path: "Modules/CEvdev", pkgConfig: "libevdev",
+                       providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CDrm", path: "Modules/CDrm", pkgConfig: "libdrm",
+                       providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "cairo",
+                       providers: [.apt(["libcairo2-dev"])]),
+        .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
+        .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
+                       providers: [.apt(["libcrypt-dev"])]),
+
+        // Pure logic: frames, geometry, gesture and session machines, scene.
+        .target(name: "TouchlockCore"),
+        // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
+        .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"]),
+        .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"]),
+        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "CCairo"]),
+        .target(name: "TouchlockDisplay",
+                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm"]),
+        .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
+        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "CCrypt"]),
+
+        .executableTarget(name: "touchlockd", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
+            "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets",
+        ]),
+        .executableTarget(name: "touchlockctl", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets",
+        ]),
+
+        .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),
+        .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"]),
+        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"]),
+        .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
+    ]
+)
