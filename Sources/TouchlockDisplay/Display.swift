@@ -1,0 +1,29 @@
+import TouchlockCore
+import TouchlockRender
+import TouchlockSystem
+
+/// Where finished frames go: a KMS output, or PNG files when there is no display.
+///
+/// The owner renders into its shadow buffer, then calls `present` with the damage of that
+/// frame. A display has at most one frame in flight: while `isBusy`, the owner keeps
+/// accumulating damage and presents again from `onFrameComplete`.
+public protocol Display: AnyObject {
+    /// The mode's size in pixels: the shadow buffer is made this size.
+    var size: Size { get }
+    /// The panel's physical size in millimetres when the connector reports one.
+    var physicalSize: (width: Int, height: Int)? { get }
+    /// A frame was submitted and has not completed yet.
+    var isBusy: Bool { get }
+    /// Called on the loop when a submitted frame is on screen (a page flip completed),
+    /// with the completion time.
+    var onFrameComplete: ((Instant) -> Void)? { get set }
+
+    /// Copies the damaged rectangles of `shadow` to the next scanout buffer and submits it.
+    /// `damage` is the damage of this frame only; the display adds what its back buffer
+    /// missed since it was last shown.
+    func present(_ shadow: ShadowBuffer, damage: Damage) throws(SystemError)
+
+    /// Stops showing frames and gives the screen back (restores the saved CRTC, frees the
+    /// buffers in reverse order). Safe to call twice.
+    func shutdown()
+}
