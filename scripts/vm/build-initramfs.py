@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Builds the end-to-end test guest's initramfs: an uncompressed newc cpio (it boots faster
+than a compressed one under emulation), written without root (device nodes are cpio entries).
+
+Contents: busybox-static and its applet links, the kernel modules prepared by prepare.sh
+(in their load order), the given programs in /usr/bin with every shared library `ldd` lists
+for them (and the dynamic loader) at the same absolute paths, the DejaVu fonts of
+fonts-dejavu-core with a minimal fontconfig configuration, and Tests/VM/init.sh as /init.
+
+usage: build-initramfs.py --modules DIR --out FILE PROGRAM...
+"""
+import argparse
+import os
+import re
+import stat
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+FONTS_CONF = b"""<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir>/usr/share/fonts</dir>
+  <cachedir>/tmp/fontconfig</cachedir>
+</fontconfig>
+"""
+
+
+class Cpio:
+    """A newc archive built in memory; parent directories are added on demand."""
+
+    def __init__(self):
+        self.out = bytearray()
+        self.ino = 1
+        self.names = set()
+
+    def _entry(self, name, mode, data=b"", rdev=(0, 0), nlink=1):
+        name = name.lstrip("/")
+        if name in self.names:
+            return
+        self.names.add(name)
+        encoded = name.encode() + b"\0"
+        fields = [self.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, rdev[0], rdev[1], len(encoded), 0]
+        self.ino += 1
+        self.out += b"070701" + b"".join(b"%08X" % f for f in fields) + encoded
+        self.out += b"\0" * (-len(self.out) % 4)
+        self.out += data
+        self.out += b"\0" * (-len(self.out) % 4)
+
+    def dir(self, path):
+        path = path.strip("/")
+        if not path or path in self.names:
+            return
+        self.dir(os.path.dirname(path))
+        self._entry(path, stat.S_IFDIR | 0o755, nlink=2)
+
+    def file(self, path, data, mode=0o644):
+        self.dir(os.path.dirname(path.strip("/")))
+        self._entry(path, stat.S_IFREG | mode, data)
+
+    def symlink(self, path, target):
+        self.dir(os.path.dirname(path.strip("/")))
+        self._entry(path, stat.S_IFLNK | 0o777, target.encode())
+
+    def chardev(self, path, major, minor, mode=0o600):
+        self.dir(os.path.dirname(path.strip("/")))
+        self._entry(path, stat.S_IFCHR | mode, rdev=(major, minor))
+
+    def finish(self):
+        self._entry("TRAILER!!!", 0, nlink=1)
+        self.out += b"\0" * (-len(self.out) % 512)
+        return bytes(self.out)
+
+
+def host_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def shared_libraries(program):
+    """The absolute paths `ldd` lists for program (the loader included)."""
+    out = subprocess.run(["ldd", program], capture_output=True, text=True)
+    if out.returncode != 0:
+        if "not a dynamic executable" in out.stdout + out.stderr:
+            return []
+        sys.exit(f"build-initramfs: ldd {program} failed: {out.stderr.strip()}")
+    libs = []
+    for line in out.stdout.splitlines():
+        if "not found" in line:
+            sys.exit(f"build-initramfs: {program}: {line.strip()}")
+        m = re.search(r"(?:=>\s*)?(/\S+)\s+\(0x", line)
+        if m:
+            libs.append(m.group(1))
+    return libs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--modules", required=True, help="directory with the .ko files and 'order'")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--init", default=os.path.join(ROOT, "Tests", "VM", "init.sh"))
+    ap.add_argument("programs", nargs="+")
+    args = ap.parse_args()
+
+    a = Cpio()
+    for d in ("dev", "proc", "sys", "tmp", "run", "root", "etc", "lib", "usr/bin", "usr/sbin", "bin", "sbin"):
+        a.dir(d)
+    # The kernel opens /dev/console for init before anything is mounted.
+    a.chardev("dev/console", 5, 1)
+    a.chardev("dev/null", 1, 3, 0o666)
+
+    busybox = "/bin/busybox"
+    a.file("bin/busybox", host_file(busybox), 0o755)
+    applets = subprocess.run([busybox, "--list-full"], capture_output=True, text=True, check=True).stdout
+    for applet in applets.split():
+        if applet != "bin/busybox":
+            a.symlink(applet, "/bin/busybox")
+
+    a.file("init", host_file(args.init), 0o755)
+
+    order = host_file(os.path.join(args.modules, "order")).decode().split()
+    a.file("lib/modules/order", (" ".join(order) + "\n").encode())
+    for m in order:
+        a.file(f"lib/modules/{m}.ko", host_file(os.path.join(args.modules, f"{m}.ko")))
+
+    libs = []
+    for prog in args.programs:
+        a.file("usr/bin/" + os.path.basename(prog), host_file(prog), 0o755)
+        for lib in shared_libraries(prog):
+            if lib not in libs:
+                libs.append(lib)
+    for lib in libs:
+        a.file(lib, host_file(os.path.realpath(lib)), 0o755)
+
+    fonts = subprocess.run(["dpkg", "-L", "fonts-dejavu-core"], capture_output=True, text=True, check=True).stdout
+    for path in fonts.split():
+        if path.endswith(".ttf") and os.path.isfile(path):
+            a.file(path, host_file(path))
+    a.file("etc/fonts/fonts.conf", FONTS_CONF)
+    a.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
+    a.file("etc/group", b"root:x:0:\ninput:x:101:\nvideo:x:44:\n")
+
+    data = a.finish()
+    with open(args.out + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(args.out + ".tmp", args.out)
+    print(f"build-initramfs: {args.out}: {len(data) // 1024} KiB, {len(libs)} shared libraries")
+
+
+if __name__ == "__main__":
+    main()

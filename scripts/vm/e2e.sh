@@ -1,0 +1,38 @@
+#!/bin/sh
+# The end-to-end test on a real kernel: prepares the VM ingredients, builds the release
+# binaries (Swift runtime linked in statically), the uinput injector and the initramfs, then
+# boots the guest and runs the checks (Tests/VM/run_e2e.py).
+#
+#   scripts/vm/e2e.sh [--smoke] [run_e2e.py options, e.g. --out DIR --runs 5]
+#
+# --smoke checks the VM infrastructure only and does not build the daemon.
+# Cache and outputs: $TOUCHLOCK_VM_CACHE (default .vm/); screenshots in .vm/out unless --out.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
+export TOUCHLOCK_VM_CACHE="$CACHE"
+SMOKE=0
+for a in "$@"; do [ "$a" = "--smoke" ] && SMOKE=1; done
+
+"$ROOT/scripts/vm/prepare.sh"
+mkdir -p "$CACHE/bin"
+
+PROGRAMS=""
+CTL=""
+if [ "$SMOKE" -eq 0 ]; then
+    cd "$ROOT"
+    for product in touchlockd touchlockctl; do
+        swift build -c release --static-swift-stdlib --product "$product"
+    done
+    BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
+    PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
+    CTL="--ctl $BIN/touchlockctl"
+fi
+
+gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
+python3 "$ROOT/scripts/vm/build-initramfs.py" --modules "$CACHE/modules" --out "$CACHE/initrd.cpio" \
+    $PROGRAMS "$CACHE/bin/touchinject"
+
+exec python3 "$ROOT/Tests/VM/run_e2e.py" --vmlinux "$CACHE/vmlinux" --initrd "$CACHE/initrd.cpio" \
+    --out "$CACHE/out" $CTL "$@"
