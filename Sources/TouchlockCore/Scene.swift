@@ -2,6 +2,8 @@
 /// which pixels differ from the previous scene, so only those are redrawn and copied.
 public struct Scene: Hashable, Sendable {
     public enum NodeState: Hashable, Sendable { case normal, selected, error }
+    /// A chosen node is drawn with a halo this many times its radius.
+    public static let haloFactor = 1.8
 
     public struct Node: Hashable, Sendable {
         public var center: Point
@@ -57,7 +59,7 @@ public struct Scene: Hashable, Sendable {
             if let t = tail, let last = path.last { d.add(PixelRect(segment: last, t, width: w)) }
         }
         for i in nodes.indices where nodes[i] != old.nodes[i] {
-            d.add(PixelRect(around: nodes[i].center, radius: max(nodes[i].radius, old.nodes[i].radius) + w))
+            d.add(PixelRect(around: nodes[i].center, radius: max(nodes[i].radius, old.nodes[i].radius) * Scene.haloFactor))
         }
         return d
     }
@@ -89,6 +91,14 @@ public struct SceneBuilder: Sendable {
         case .unlocked: prompt = "Unlocked"
         }
         let band = Int(grid.origin.y)
+        if case .unlocked = session.state, case .idle = lock.state {
+            // Nothing of the pattern stays on screen once the device is unlocked.
+            nodes = []
+            tail = nil
+            return Scene(size: size, theme: theme, prompt: prompt,
+                         promptBox: PixelRect(x: 0, y: 0, width: size.width, height: size.height),
+                         nodes: [], path: [], pathColor: theme.path, tail: nil)
+        }
         return Scene(size: size, theme: theme, prompt: prompt,
                      promptBox: PixelRect(x: 0, y: 0, width: size.width, height: max(band, 1)),
                      nodes: nodes, path: path.map(grid.center(of:)),

@@ -1,1 +1,74 @@
-print("touchlockd")
+import Glibc
+import TouchlockCore
+import TouchlockDisplay
+import TouchlockSystem
+
+func fail(_ message: String, code: Int32 = 1) -> Never {
+    StandardStreams.error("touchlockd: \(message)")
+    exit(code)
+}
+
+func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Display {
+    func headless() throws(StartError) -> Display {
+        do { return try HeadlessDisplay(size: options.headlessSize, loop: loop, outputDirectory: options.headlessOut) }
+        catch { throw StartError("\(error)") }
+    }
+    switch options.display {
+    case .headless:
+        return try headless()
+    case .drm, .auto:
+        Log.info("no DRM backend in this build; using the headless display")
+        return try headless()
+    }
+}
+
+func main() {
+    Log.sink = { level, message in
+        StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+    }
+
+    let options: Options
+    do { options = try Options.parse(Array(CommandLine.arguments.dropFirst())) } catch {
+        fail(error.description, code: 2)
+    }
+    if options.verbose { Log.threshold = .debug }
+
+    var config = Config()
+    for file in options.configFiles {
+        do { try config.apply(try readFile(file), file: file) } catch let e as Config.Error {
+            fail("\(e)")
+        } catch { fail("\(error)") }
+    }
+    if let s = options.socketPath { config.socketPath = s }
+    if options.checkConfig {
+        print("""
+        grid = \(config.rows)x\(config.columns)
+        min_length = \(config.minimumLength)
+        hit_factor = \(config.hitFactor)
+        error_hold_ms = \(config.errorHold.milliseconds)
+        socket = \(config.socketPath)
+        pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
+        """)
+        exit(0)
+    }
+    guard config.patternHash != nil else {
+        fail("no secret configured: set pattern_hash in a config file (-C FILE); make one with 'touchlockctl hash-pattern'")
+    }
+
+    let loop: EventLoop
+    do { loop = try EventLoop() } catch { fail("\(error)") }
+
+    let daemon: Daemon
+    do {
+        let display = try openDisplay(options, loop)
+        daemon = Daemon(config: config, options: options, loop: loop, display: display)
+        try daemon.startInput()
+    } catch { fail("\(error)") }
+
+    daemon.start()
+    do { try loop.run() } catch { Log.error("\(error)") }
+    daemon.shutdown()
+    exit(0)
+}
+
+main()

@@ -1,0 +1,47 @@
+import Glibc
+import TouchlockCore
+import TouchlockRender
+import TouchlockSystem
+
+/// A display without hardware: the same renderer and damage path, with each presented
+/// frame written as a PNG file (when an output folder is given). A frame "completes" on
+/// the next turn of the event loop, so the flow matches a page flip without sleeping.
+public final class HeadlessDisplay: Display {
+    public let size: Size
+    public let physicalSize: (width: Int, height: Int)? = nil
+    public private(set) var isBusy = false
+    public var onFrameComplete: ((Instant) -> Void)?
+    private let loop: EventLoop
+    private let outputDirectory: String?
+    /// Frames presented so far; frame N is written as frame-NNNNN.png.
+    public private(set) var frames = 0
+
+    public init(size: Size, loop: EventLoop, outputDirectory: String?) throws(SystemError) {
+        self.size = size
+        self.loop = loop
+        self.outputDirectory = outputDirectory
+        if let dir = outputDirectory {
+            if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir", .current, dir) }
+        }
+    }
+
+    public func present(_ shadow: ShadowBuffer, damage: Damage) throws(SystemError) {
+        precondition(!isBusy, "present while a frame is in flight")
+        frames += 1
+        if let dir = outputDirectory {
+            let name = String(frames)
+            let path = "\(dir)/frame-\(String(repeating: "0", count: max(0, 5 - name.count)))\(name).png"
+            do { try shadow.writePNG(to: path) } catch {
+                throw SystemError("write png", Errno(rawValue: EIO), "\(error)")
+            }
+        }
+        isBusy = true
+        loop.deferred { [weak self] in
+            guard let self else { return }
+            self.isBusy = false
+            self.onFrameComplete?(EventLoop.now())
+        }
+    }
+
+    public func shutdown() {}
+}
