@@ -16,9 +16,13 @@ func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Di
     switch options.display {
     case .headless:
         return try headless()
-    case .drm, .auto:
-        Log.info("no DRM backend in this build; using the headless display")
-        return try headless()
+    case .drm:
+        do { return try DrmDisplay.open(loop: loop) } catch { throw StartError("no usable DRM display: \(error)") }
+    case .auto:
+        do { return try DrmDisplay.open(loop: loop) } catch {
+            Log.info("no usable DRM display (\(error)); using the headless display")
+            return try headless()
+        }
     }
 }
 
