@@ -370,6 +370,10 @@ class Run:
         self.results = {}          # check name -> None (passed) or message
         self.times = {}
 
+    def expect_checks(self, names):
+        for n in names:
+            self.results[n] = "not reached"
+
     def record(self, name, fn):
         try:
             fn()
@@ -394,7 +398,12 @@ class Run:
         m, _, _ = guest.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the uinput device")
         return m.group(1)
 
+    SMOKE_CHECKS = ["card0 is bochs", "uinput touchscreen", "screendump"]
+    E2E_CHECKS = ["idle screen", "(c) wrong pattern shows the error and stays locked",
+                  "(b) the path shows over the chosen nodes while drawing", "(a) the right pattern unlocks"]
+
     def smoke(self, guest, out):
+        self.expect_checks(self.SMOKE_CHECKS)
         self.boot(guest)
 
         def card():
@@ -417,11 +426,11 @@ class Run:
             with open(os.path.join(out, "smoke.png"), "wb") as f:
                 f.write(img.png())
 
-        self.record("card0 is bochs", card)
-        self.record("uinput touchscreen", uinput)
-        self.record("screendump", screendump)
+        for name, fn in zip(self.SMOKE_CHECKS, (card, uinput, screendump)):
+            self.record(name, fn)
 
     def e2e(self, guest, out, pattern_hash):
+        self.expect_checks(self.E2E_CHECKS)
         self.boot(guest)
         node = self.start_injector(guest)
         conf = ["pattern_hash = " + pattern_hash, f"error_hold_ms = {ERROR_HOLD_MS}", "socket = " + SOCKET]
@@ -499,10 +508,8 @@ class Run:
             if m.group(1) != "0":
                 raise CheckFailed(f"touchlockctl wait-unlock exited {m.group(1)}")
 
-        self.record("idle screen", idle)
-        self.record("(c) wrong pattern shows the error and stays locked", error)
-        self.record("(b) the path shows over the chosen nodes while drawing", drawing)
-        self.record("(a) the right pattern unlocks", unlock)
+        for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock)):
+            self.record(name, fn)
 
 
 def save(out, name, img):
@@ -531,8 +538,11 @@ def attempt(args, out, number, pattern_hash):
             else:
                 run.e2e(guest, out, pattern_hash)
         except CheckFailed as e:
-            run.results.setdefault("set-up", str(e))
             print(f"vm-e2e: set-up FAILED: {e}", flush=True)
+            for name, problem in run.results.items():
+                if problem == "not reached":
+                    run.results[name] = f"not reached: set-up failed: {e}"
+                    print(f"vm-e2e: {name}: FAILED (not reached)", flush=True)
         finally:
             guest.quit()
             shutil.rmtree(workdir, ignore_errors=True)

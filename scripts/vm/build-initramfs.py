@@ -3,7 +3,7 @@
 than a compressed one under emulation), written without root (device nodes are cpio entries).
 
 Contents: busybox-static and its applet links, the kernel modules prepared by prepare.sh
-(in their load order), the given programs in /usr/bin with every shared library `ldd` lists
+(in their load order), the given programs in /usr/bin (stripped) with every shared library `ldd` lists
 for them (and the dynamic loader) at the same absolute paths, the DejaVu fonts of
 fonts-dejavu-core with a minimal fontconfig configuration, and Tests/VM/init.sh as /init.
 
@@ -12,9 +12,11 @@ usage: build-initramfs.py --modules DIR --out FILE PROGRAM...
 import argparse
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -78,6 +80,17 @@ def host_file(path):
         return f.read()
 
 
+def program_image(path, strip):
+    """The program's bytes, without symbols if `strip` and strip(1) is there."""
+    if not strip or shutil.which("strip") is None:
+        return host_file(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "stripped")
+        if subprocess.run(["strip", "--strip-all", "-o", out, path]).returncode != 0:
+            return host_file(path)
+        return host_file(out)
+
+
 def shared_libraries(program):
     """The absolute paths `ldd` lists for program (the loader included)."""
     out = subprocess.run(["ldd", program], capture_output=True, text=True)
@@ -100,6 +113,8 @@ def main():
     ap.add_argument("--modules", required=True, help="directory with the .ko files and 'order'")
     ap.add_argument("--out", required=True)
     ap.add_argument("--init", default=os.path.join(ROOT, "Tests", "VM", "init.sh"))
+    ap.add_argument("--no-strip", action="store_true",
+                    help="keep the programs' symbols (stripped copies make a smaller image that boots faster)")
     ap.add_argument("programs", nargs="+")
     args = ap.parse_args()
 
@@ -126,7 +141,7 @@ def main():
 
     libs = []
     for prog in args.programs:
-        a.file("usr/bin/" + os.path.basename(prog), host_file(prog), 0o755)
+        a.file("usr/bin/" + os.path.basename(prog), program_image(prog, not args.no_strip), 0o755)
         for lib in shared_libraries(prog):
             if lib not in libs:
                 libs.append(lib)
