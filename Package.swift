@@ -46,5 +46,6 @@ let package = Package(
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
+        .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
     ]
 )
