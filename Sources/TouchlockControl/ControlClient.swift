@@ -39,7 +39,7 @@ public final class ControlClient {
     private var queued: [String] = []
     private var nextID = 1
     private var atEnd = false
-    private var codec = LineCodec()
+    private let codec = LineCodec()
 
     /// Connects to the server at `path`.
     public static func connect(path: String) throws(ControlClientError) -> ControlClient {

@@ -65,7 +65,7 @@ public final class ControlServer {
     private let socketFile: (device: UInt64, inode: UInt64)
     private var clients: [Int32: Client] = [:]
     private var acceptResume: EventLoop.TimerID?
-    private var codec = LineCodec()
+    private let codec = LineCodec()
     private var scratch = [UInt8](repeating: 0, count: 16384)
 
     /// Connected clients.

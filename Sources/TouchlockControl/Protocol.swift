@@ -124,10 +124,13 @@ public struct Status: Codable, Hashable, Sendable {
             self.nodeRadius = nodeRadius; self.hitRadius = hitRadius; self.nodes = nodes
         }
 
+        /// `grid`'s geometry, rounded to 1/100 pixel so the JSON reads as it should
+        /// (172.8, not 172.79999999999998).
         public init(_ grid: PatternGrid) {
-            self.init(rows: grid.rows, columns: grid.columns, nodeRadius: grid.nodeRadius,
-                      hitRadius: grid.hitRadius,
-                      nodes: (0..<grid.count).map { let p = grid.center(of: $0); return [p.x, p.y] })
+            func r(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+            self.init(rows: grid.rows, columns: grid.columns, nodeRadius: r(grid.nodeRadius),
+                      hitRadius: r(grid.hitRadius),
+                      nodes: (0..<grid.count).map { let p = grid.center(of: $0); return [r(p.x), r(p.y)] })
         }
 
         enum CodingKeys: String, CodingKey {

@@ -24,9 +24,14 @@ import TouchlockCore
         let status = Status(session: s, screen: size, grid: grid)
         #expect(status.state == .lockout && status.failures == 1 && status.method == nil)
         #expect(status.pattern.rows == 4 && status.pattern.columns == 3 && status.pattern.nodes.count == 12)
-        let c5 = grid.center(of: 5)
-        #expect(status.pattern.nodes[5] == [c5.x, c5.y])
-        #expect(status.pattern.nodeRadius == grid.nodeRadius && status.pattern.hitRadius == grid.hitRadius)
+        for (i, xy) in status.pattern.nodes.enumerated() {
+            let c = grid.center(of: i)
+            #expect(abs(xy[0] - c.x) <= 0.005 && abs(xy[1] - c.y) <= 0.005)
+            // Aiming at the reported centre selects that node.
+            #expect(grid.node(at: Point(x: xy[0], y: xy[1])) == i)
+        }
+        #expect(abs(status.pattern.nodeRadius - grid.nodeRadius) <= 0.005)
+        #expect(abs(status.pattern.hitRadius - grid.hitRadius) <= 0.005)
     }
 
     @Test func requestWireFormat() throws {
