@@ -73,7 +73,6 @@ func main() {
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
-    Log.info("listening on \(config.socketPath)")
 
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
