@@ -39,6 +39,7 @@ func dragScenes(size: Size) -> [Scene] {
 /// The box around pixels whose colour differs by more than `tolerance` in a channel (the
 /// unused X byte of XRGB is not compared).
 func differences(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int = 0) -> [PixelRect] {
+    if memcmp(a.pixels, b.pixels, a.byteCount) == 0 { return [] }
     var box: PixelRect? = nil
     for y in 0..<a.size.height {
         for x in 0..<a.size.width where !close(a.pixel(x: x, y: y), b.pixel(x: x, y: y), within: tolerance) {
