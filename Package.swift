@@ -43,8 +43,9 @@ let package = Package(
         ]),
 
         .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),
-        .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"]),
+        .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
+        .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
     ]
 )

@@ -25,9 +25,7 @@ public struct Config: Sendable {
         var n = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             n += 1
-            var line = Substring(raw)
-            if let h = line.firstIndex(of: "#") { line = line[..<h] }
-            let trimmed = line.trimmingSpaces
+            let trimmed = Self.stripComment(Substring(raw)).trimmingSpaces
             if trimmed.isEmpty { continue }
             guard let eq = trimmed.firstIndex(of: "=") else {
                 throw Error(file: file, line: n, message: "expected 'key = value', found '\(trimmed)'")
@@ -86,6 +84,21 @@ public struct Config: Sendable {
                 throw Error(file: file, line: n, message: "unknown key '\(key)'")
             }
         }
+    }
+}
+
+extension Config {
+    /// A comment is a line starting with '#' or ';', or a '#' or ';' after a blank and
+    /// before a blank or the end of the line; so `#00aaff` is a colour, not a comment.
+    static func stripComment(_ line: Substring) -> Substring {
+        let chars = Array(line)
+        for i in chars.indices where chars[i] == "#" || chars[i] == ";" {
+            let before = i == 0 || chars[i - 1] == " " || chars[i - 1] == "\t"
+            let after = i + 1 == chars.count || chars[i + 1] == " " || chars[i + 1] == "\t"
+            let leading = chars[..<i].allSatisfy { $0 == " " || $0 == "\t" }
+            if leading || (before && after) { return line.prefix(i) }
+        }
+        return line
     }
 }
 

@@ -13,6 +13,7 @@ public struct EvemuRecording: Sendable {
         public var line: Int
         public var message: String
         public var description: String { "line \(line): \(message)" }
+        public init(line: Int, message: String) { self.line = line; self.message = message }
     }
 
     public static let INPUT_PROP_DIRECT = 1

@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
 import TouchlockSystem
@@ -69,8 +70,17 @@ func main() {
         try daemon.startInput()
     } catch { fail("\(error)") }
 
+    let control: ControlServer
+    do {
+        control = try ControlServer(path: config.socketPath, loop: loop) {
+            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid)
+        }
+    } catch { fail("control socket \(config.socketPath): \(error)") }
+    daemon.onEvent = { control.broadcast(Event($0)) }
+
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
+    control.close()
     daemon.shutdown()
     exit(0)
 }

@@ -1,0 +1,445 @@
+import CLinux
+import Glibc
+import TouchlockCore
+import TouchlockSystem
+
+/// The control socket: a listening AF_UNIX stream socket on the daemon's event loop.
+///
+/// Every descriptor is non-blocking and nothing here waits: reads take what is there,
+/// partial lines wait in a per-client buffer, and writes the kernel does not take wait
+/// in a bounded per-client buffer with EPOLLOUT interest. A client that lets that buffer
+/// fill while subscribed is dropped; one that pipelines requests without reading the
+/// replies is simply not read from until it does. Any protocol violation costs that
+/// client only.
+public final class ControlServer {
+    /// Bounds on what one server holds.
+    public struct Limits: Hashable, Sendable {
+        /// Longest request line, newline excluded.
+        public var maxLineBytes: Int
+        /// Connected clients; one more is told `too_many_clients` and closed.
+        public var maxClients: Int
+        /// Bytes queued for one client that the kernel has not taken yet.
+        public var maxOutputBytes: Int
+
+        public init(maxLineBytes: Int = 4096, maxClients: Int = 32, maxOutputBytes: Int = 65536) {
+            self.maxLineBytes = maxLineBytes
+            self.maxClients = maxClients
+            self.maxOutputBytes = maxOutputBytes
+        }
+    }
+
+    /// Who is on the other end of a connection (SO_PEERCRED at accept).
+    public struct Peer: Hashable, Sendable, CustomStringConvertible {
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+        public init(pid: Int32, uid: UInt32, gid: UInt32) { self.pid = pid; self.uid = uid; self.gid = gid }
+        public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
+    }
+
+    private final class Client {
+        let fd: Int32
+        let peer: Peer
+        var input: [UInt8] = []
+        /// Queued output; bytes before `written` have been sent.
+        var output: [UInt8] = []
+        var written = 0
+        var subscribed = false
+        /// Set after end of stream or a fatal protocol error: no more reading, close once
+        /// the queued output is sent.
+        var closing = false
+        var interest: IOInterest = .readable
+        /// Closed and forgotten by the server.
+        var dropped = false
+
+        init(fd: Int32, peer: Peer) { self.fd = fd; self.peer = peer }
+        var pending: Int { output.count - written }
+    }
+
+    public let path: String
+    public let limits: Limits
+    private let loop: EventLoop
+    private let status: () -> Status
+    private var listener: Int32
+    /// The socket file we bound, so `close` unlinks only our own.
+    private let socketFile: (device: UInt64, inode: UInt64)
+    private var clients: [Int32: Client] = [:]
+    private var acceptResume: EventLoop.TimerID?
+    private let codec = LineCodec()
+    private var scratch = [UInt8](repeating: 0, count: 16384)
+
+    /// Connected clients.
+    public var clientCount: Int { clients.count }
+    /// Connected clients that asked for events.
+    public var subscriberCount: Int { clients.values.filter { $0.subscribed && !$0.closing }.count }
+    /// The peers of the connected clients.
+    public var peers: [Peer] { clients.values.map(\.peer) }
+
+    /// Listens on `path`: creates its directory (0755) if missing, replaces a stale socket
+    /// file nobody listens on, makes the socket 0660. Fails if another server listens
+    /// there or the path is something other than a socket. `status` is asked for each
+    /// `status` request.
+    public init(path: String, loop: EventLoop, limits: Limits = Limits(),
+                status: @escaping () -> Status) throws(SystemError) {
+        self.path = path
+        self.limits = limits
+        self.loop = loop
+        self.status = status
+
+        try Self.makeParentDirectory(of: path)
+        try Self.removeStaleSocket(at: path)
+
+        let fd = try UnixSocket.make(nonBlocking: true)
+        do {
+            let address = try UnixSocket.Address(path, for: "bind")
+            try SystemCall.check("bind", path) { address.withSockaddr { bind(fd, $0, $1) } }
+            try SystemCall.check("chmod", path) { chmod(path, 0o660) }
+            var st = stat()
+            try SystemCall.check("stat", path) { stat(path, &st) }
+            socketFile = (UInt64(st.st_dev), UInt64(st.st_ino))
+            try SystemCall.check("listen", path) { listen(fd, 64) }
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        listener = fd
+        do {
+            try loop.register(fd, .readable) { [unowned self] _ in self.acceptClients() }
+        } catch {
+            Glibc.close(fd)
+            unlink(path)
+            throw error
+        }
+        Log.info("control: listening on \(path)")
+    }
+
+    deinit { close() }
+
+    /// Stops listening: closes every client, unlinks the socket file.
+    public func close() {
+        guard listener >= 0 else { return }
+        loop.unregister(listener)
+        Glibc.close(listener)
+        listener = -1
+        if let t = acceptResume { loop.cancel(t) }
+        acceptResume = nil
+        for client in Array(clients.values) { drop(client, "server closing") }
+        var st = stat()
+        if lstat(path, &st) == 0, UInt64(st.st_dev) == socketFile.device, UInt64(st.st_ino) == socketFile.inode {
+            unlink(path)
+        }
+        Log.debug("control: closed \(path)")
+    }
+
+    /// Sends `event` to every subscriber. A subscriber that cannot take it without its
+    /// queue exceeding `limits.maxOutputBytes` is dropped.
+    public func broadcast(_ event: Event) {
+        let line: [UInt8]
+        do { line = try codec.line(event) } catch {
+            Log.bug("control: cannot encode event \(event.name): \(error)")
+            return
+        }
+        for client in Array(clients.values) where client.subscribed && !client.closing {
+            if !enqueue(line, to: client) {
+                Log.warning("control: dropping subscriber (\(client.peer)): \(client.pending) bytes unread")
+                drop(client, "subscriber too slow")
+            }
+        }
+    }
+
+    // MARK: - Accepting
+
+    private func acceptClients() {
+        // A bounded batch, so a connect storm cannot starve the rest of the loop.
+        for _ in 0..<16 {
+            let fd: Int32
+            do {
+                fd = try UnixSocket.accept(listener)
+            } catch {
+                switch error.errno.rawValue {
+                case EAGAIN:
+                    return
+                case ECONNABORTED:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // The connection stays queued and the socket stays readable: pause
+                    // accepting rather than spin.
+                    Log.warning("control: \(error); not accepting for 100 ms")
+                    pauseAccepting()
+                    return
+                default:
+                    Log.error("control: \(error)")
+                    pauseAccepting()
+                    return
+                }
+            }
+            admit(fd)
+        }
+    }
+
+    private func pauseAccepting() {
+        guard acceptResume == nil else { return }
+        do { try loop.modify(listener, []) } catch { Log.error("control: \(error)") }
+        acceptResume = loop.schedule(at: EventLoop.now() + .milliseconds(100)) { [unowned self] _ in
+            self.acceptResume = nil
+            guard self.listener >= 0 else { return }
+            do { try self.loop.modify(self.listener, .readable) } catch { Log.error("control: \(error)") }
+        }
+    }
+
+    private func admit(_ fd: Int32) {
+        let peer: Peer
+        do { peer = try UnixSocket.peerCredentials(fd) } catch {
+            Log.warning("control: \(error); closing the connection")
+            Glibc.close(fd)
+            return
+        }
+        if clients.count >= limits.maxClients {
+            Log.warning("control: refusing client (\(peer)): \(clients.count) clients connected")
+            let line = codec.reply(id: nil, ControlError(.tooManyClients,
+                                                         "the server has \(limits.maxClients) clients already"))
+            _ = try? UnixSocket.send(fd, line, blocking: false)
+            Glibc.close(fd)
+            return
+        }
+        let client = Client(fd: fd, peer: peer)
+        do {
+            try loop.register(fd, .readable) { [unowned self] readiness in self.handle(fd, readiness) }
+        } catch {
+            Log.error("control: \(error); closing the connection")
+            Glibc.close(fd)
+            return
+        }
+        clients[fd] = client
+        Log.debug("control: client fd \(fd) connected (\(peer))")
+    }
+
+    private func drop(_ client: Client, _ reason: String) {
+        guard !client.dropped else { return }
+        client.dropped = true
+        clients.removeValue(forKey: client.fd)
+        loop.unregister(client.fd)
+        Glibc.close(client.fd)
+        Log.debug("control: client fd \(client.fd) (\(client.peer)) gone: \(reason)")
+    }
+
+    // MARK: - Client I/O
+
+    private func handle(_ fd: Int32, _ readiness: IOReadiness) {
+        guard let client = clients[fd] else { return }
+        if readiness.writable || readiness.hangup {
+            flush(client)
+            guard !client.dropped else { return }
+            if client.pending == 0 {
+                if client.closing { return drop(client, "closed") }
+                service(client)  // lines held back while the output was full
+                guard !client.dropped else { return }
+            }
+        }
+        if readiness.readable && !client.closing {
+            read(client)
+        } else if readiness.hangup && client.pending == 0 {
+            drop(client, "hung up")
+        }
+    }
+
+    /// One read per wake-up; epoll is level-triggered and will report the rest.
+    private func read(_ client: Client) {
+        let n: Int?
+        do {
+            n = try UnixSocket.receive(client.fd, into: &scratch, blocking: false)
+        } catch {
+            return drop(client, "\(error)")
+        }
+        guard let n else { return }
+        if n == 0 {
+            // The peer shut down its side; send what it is owed, then close.
+            client.closing = true
+            client.input.removeAll()
+            if client.pending == 0 { return drop(client, "closed") }
+            return updateInterest(client)
+        }
+        client.input.append(contentsOf: scratch[0..<n])
+        service(client)
+    }
+
+    /// Answers the complete lines in the input buffer while the output has room.
+    private func service(_ client: Client) {
+        var start = 0
+        defer {
+            if client.closing || client.dropped { client.input.removeAll() } else { client.input.removeFirst(start) }
+        }
+        while !client.closing, client.pending < limits.maxOutputBytes / 2,
+              let newline = client.input[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let line = client.input[start..<newline]
+            start = newline + 1
+            guard line.count <= limits.maxLineBytes else { return tooLong(client) }
+            answer(line, from: client)
+            guard !client.dropped else { return }
+        }
+        if !client.closing, client.input.count - start > limits.maxLineBytes,
+           !client.input[start...].contains(UInt8(ascii: "\n")) {
+            return tooLong(client)
+        }
+        updateInterest(client)
+    }
+
+    private func tooLong(_ client: Client) {
+        Log.warning("control: client (\(client.peer)) sent a line over \(limits.maxLineBytes) bytes; dropping it")
+        reply(codec.reply(id: nil, ControlError(.lineTooLong, "request lines are limited to \(limits.maxLineBytes) bytes")),
+              to: client)
+        guard !client.dropped else { return }
+        client.closing = true
+        if client.pending == 0 { return drop(client, "line too long") }
+        updateInterest(client)
+    }
+
+    private struct RawRequest: Decodable {
+        var id: Int?
+        var request: String?
+    }
+
+    private func answer(_ received: ArraySlice<UInt8>, from client: Client) {
+        var line = received
+        while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+            line.removeLast()
+        }
+        if line.isEmpty { return }  // blank lines are ignored
+
+        let raw: RawRequest
+        do { raw = try codec.decode(RawRequest.self, from: line) } catch {
+            return reply(codec.reply(id: nil, ControlError(.badRequest, Self.describe(error))), to: client)
+        }
+        guard let id = raw.id else {
+            return reply(codec.reply(id: nil, ControlError(.badRequest, "missing \"id\"")), to: client)
+        }
+        guard let name = raw.request else {
+            return reply(codec.reply(id: id, ControlError(.badRequest, "missing \"request\"")), to: client)
+        }
+        guard let kind = RequestKind(rawValue: name) else {
+            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
+            return reply(codec.reply(id: id, ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))")),
+                         to: client)
+        }
+        let answer: [UInt8]
+        do {
+            switch kind {
+            case .hello:
+                answer = try codec.reply(id: id, Hello())
+            case .status:
+                answer = try codec.reply(id: id, status())
+            case .subscribe:
+                if !client.subscribed { Log.debug("control: client fd \(client.fd) (\(client.peer)) subscribed") }
+                client.subscribed = true
+                answer = try codec.reply(id: id, Empty())
+            }
+        } catch {
+            Log.bug("control: cannot encode the reply to \(kind.rawValue): \(error)")
+            answer = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
+        }
+        reply(answer, to: client)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted:
+            return "malformed JSON"
+        case DecodingError.typeMismatch(_, let context):
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return field.isEmpty ? "a request is a JSON object" : "\"\(field)\" has the wrong type"
+        default:
+            return "malformed request"
+        }
+    }
+
+    private func reply(_ line: [UInt8], to client: Client) {
+        if !enqueue(line, to: client) {
+            Log.warning("control: client (\(client.peer)) is not reading its replies; dropping it")
+            drop(client, "output full")
+        }
+    }
+
+    /// Queues `line` and sends what the socket takes now. False if it does not fit.
+    private func enqueue(_ line: [UInt8], to client: Client) -> Bool {
+        guard client.pending + line.count <= limits.maxOutputBytes else { return false }
+        if client.pending == 0 {
+            client.output.removeAll(keepingCapacity: true)
+            client.written = 0
+        }
+        client.output.append(contentsOf: line)
+        flush(client)
+        if !client.dropped { updateInterest(client) }
+        return true
+    }
+
+    /// Sends queued output until the socket would block.
+    private func flush(_ client: Client) {
+        while client.pending > 0 {
+            let n: Int
+            do {
+                n = try UnixSocket.send(client.fd, client.output, from: client.written, blocking: false)
+            } catch {
+                return drop(client, "\(error)")
+            }
+            if n == 0 { break }
+            client.written += n
+        }
+        if client.pending == 0 {
+            client.output.removeAll(keepingCapacity: true)
+            client.written = 0
+        } else if client.written >= 16384 {
+            client.output.removeFirst(client.written)
+            client.written = 0
+        }
+    }
+
+    /// Writable while output is queued, otherwise readable (unless closing): a client
+    /// is not read from while it is behind on its replies.
+    private func updateInterest(_ client: Client) {
+        let wanted: IOInterest = client.pending > 0 ? .writable : (client.closing ? [] : .readable)
+        guard wanted != client.interest else { return }
+        do {
+            try loop.modify(client.fd, wanted)
+            client.interest = wanted
+        } catch {
+            drop(client, "\(error)")
+        }
+    }
+
+    // MARK: - The socket file
+
+    private static func makeParentDirectory(of path: String) throws(SystemError) {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        let dir = String(path[..<slash])
+        var st = stat()
+        if stat(dir, &st) == 0 { return }
+        do {
+            try SystemCall.check("mkdir", dir) { mkdir(dir, 0o755) }
+            // mkdir applies the umask; the directory must be searchable by the group.
+            try SystemCall.check("chmod", dir) { chmod(dir, 0o755) }
+        } catch where error.errno == Errno(rawValue: EEXIST) {
+            return
+        }
+    }
+
+    /// Unlinks `path` if it is a socket nobody accepts on.
+    private static func removeStaleSocket(at path: String) throws(SystemError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard st.st_mode & S_IFMT == S_IFSOCK else {
+            throw SystemError("bind", Errno(rawValue: EEXIST), "\(path) (not a socket)")
+        }
+        let probe = try UnixSocket.make(nonBlocking: true)
+        defer { Glibc.close(probe) }
+        do {
+            try UnixSocket.connect(probe, to: path)
+        } catch where error.errno == Errno(rawValue: ECONNREFUSED) {
+            Log.info("control: removing stale socket \(path)")
+            try SystemCall.check("unlink", path) { unlink(path) }
+            return
+        } catch where error.errno == .wouldBlock {
+            // A full backlog: someone is listening.
+        }
+        throw SystemError("bind", Errno(rawValue: EADDRINUSE), "\(path) (another server is listening)")
+    }
+}

@@ -1,0 +1,292 @@
+import FoundationEssentials
+import TouchlockCore
+
+/// The control protocol: newline-delimited JSON over a Unix stream socket.
+///
+/// A client sends one request per line and gets one reply line per request:
+///
+///     -> {"id": 1, "request": "status"}
+///     <- {"failures":0,"id":1,"ok":true,"pattern":{...},"screen":{...},"state":"locked"}
+///     -> {"id": 2, "request": "nope"}
+///     <- {"error":{"code":"unknown_request","message":"..."},"id":2,"ok":false}
+///
+/// After `subscribe` the client also receives event lines, which carry "event" and no
+/// "id". Keys are written sorted, so equal values give equal bytes.
+public enum ControlProtocol {
+    public static let version = 1
+    public static let defaultSocketPath = "/run/touchlock/touchlock.sock"
+    /// Environment variable naming the socket for clients.
+    public static let socketEnvironmentVariable = "TOUCHLOCK_SOCKET"
+}
+
+/// What a client may ask.
+public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Answers {"protocol": 1}.
+    case hello
+    /// Answers the fields of a `Status`.
+    case status
+    /// Answers ok; event lines follow on this connection.
+    case subscribe
+}
+
+/// One request line.
+public struct Request: Codable, Hashable, Sendable {
+    public var id: Int
+    public var request: RequestKind
+    public init(id: Int, request: RequestKind) { self.id = id; self.request = request }
+}
+
+/// The machine-readable reason a request failed. Unknown codes from a newer server
+/// decode as themselves.
+public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    /// Not JSON, not an object, or a field missing or of the wrong type.
+    public static let badRequest = ErrorCode(rawValue: "bad_request")
+    /// Well-formed, but not a request this server knows.
+    public static let unknownRequest = ErrorCode(rawValue: "unknown_request")
+    /// A line longer than the limit; the server then closes the connection.
+    public static let lineTooLong = ErrorCode(rawValue: "line_too_long")
+    /// The server already has its maximum number of clients; it then closes the connection.
+    public static let tooManyClients = ErrorCode(rawValue: "too_many_clients")
+    /// The server could not build the reply.
+    public static let `internal` = ErrorCode(rawValue: "internal")
+}
+
+/// The "error" object of a failed reply.
+public struct ControlError: Codable, Hashable, Sendable, Error, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+    public init(_ code: ErrorCode, _ message: String) { self.code = code; self.message = message }
+    public var description: String { "\(code): \(message)" }
+}
+
+/// The body of the reply to `hello`.
+public struct Hello: Codable, Hashable, Sendable {
+    public var `protocol`: Int
+    public init(protocol: Int = ControlProtocol.version) { self.protocol = `protocol` }
+}
+
+/// The parts every reply line has. Decode a reply line as this first, then as the body
+/// type the request answers (`Status`, `Hello`).
+public struct ReplyHeader: Codable, Hashable, Sendable {
+    /// nil when the server could not tell which request the reply answers.
+    public var id: Int?
+    public var ok: Bool
+    public var error: ControlError?
+}
+
+/// What the daemon reports for `status`.
+public struct Status: Codable, Hashable, Sendable {
+    public enum State: String, Codable, Hashable, Sendable {
+        case locked, verifying, wrong, lockout, unlocked
+
+        public init(_ state: Session.State) {
+            switch state {
+            case .locked: self = .locked
+            case .verifying: self = .verifying
+            case .wrong: self = .wrong
+            case .lockout: self = .lockout
+            case .unlocked: self = .unlocked
+            }
+        }
+    }
+
+    public struct Screen: Codable, Hashable, Sendable {
+        public var width: Int
+        public var height: Int
+        public init(width: Int, height: Int) { self.width = width; self.height = height }
+        public init(_ size: Size) { self.init(width: size.width, height: size.height) }
+    }
+
+    /// The pattern grid as laid out on the screen, so a client can aim at nodes.
+    public struct Pattern: Codable, Hashable, Sendable {
+        public var rows: Int
+        public var columns: Int
+        /// The radius nodes are drawn with, in pixels.
+        public var nodeRadius: Double
+        /// A touch within this distance of a node's centre selects it.
+        public var hitRadius: Double
+        /// Node centres [x, y] in screen pixels, row-major from node 0.
+        public var nodes: [[Double]]
+
+        public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
+            self.rows = rows; self.columns = columns
+            self.nodeRadius = nodeRadius; self.hitRadius = hitRadius; self.nodes = nodes
+        }
+
+        /// `grid`'s geometry, rounded to 1/100 pixel so the JSON reads as it should
+        /// (172.8, not 172.79999999999998).
+        public init(_ grid: PatternGrid) {
+            func r(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+            self.init(rows: grid.rows, columns: grid.columns, nodeRadius: r(grid.nodeRadius),
+                      hitRadius: r(grid.hitRadius),
+                      nodes: (0..<grid.count).map { let p = grid.center(of: $0); return [r(p.x), r(p.y)] })
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case rows, columns, nodes
+            case nodeRadius = "node_radius"
+            case hitRadius = "hit_radius"
+        }
+    }
+
+    public var state: State
+    /// Consecutive failed attempts.
+    public var failures: Int
+    /// How the session was unlocked; only while unlocked.
+    public var method: UnlockMethod?
+    public var screen: Screen
+    public var pattern: Pattern
+
+    public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
+        self.state = state; self.failures = failures; self.method = method
+        self.screen = screen; self.pattern = pattern
+    }
+
+    /// The status of `session` on a screen of `screen` pixels with `grid` laid out on it.
+    public init(session: Session, screen: Size, grid: PatternGrid) {
+        var method: UnlockMethod?
+        if case .unlocked(let m, _) = session.state { method = m }
+        self.init(state: State(session.state), failures: session.failures, method: method,
+                  screen: Screen(screen), pattern: Pattern(grid))
+    }
+}
+
+/// A line sent to subscribers.
+///
+///     {"at":123456789,"event":"unlocked","method":"pattern"}
+///     {"event":"failed","failures":2,"method":"pattern","retry_after_ms":500}
+///     {"event":"locked"}
+public enum Event: Codable, Hashable, Sendable {
+    /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
+    case unlocked(method: UnlockMethod, at: Instant)
+    /// An attempt failed; input is accepted again after `retryAfter`.
+    case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
+    /// The session is locked again.
+    case locked
+
+    /// The event the lock screen announced.
+    public init(_ event: LockEvent) {
+        switch event {
+        case .unlocked(let method, let at): self = .unlocked(method: method, at: at)
+        case .failed(let method, let failures, let retryAfter):
+            self = .failed(method: method, failures: failures, retryAfter: retryAfter)
+        case .locked: self = .locked
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .unlocked: "unlocked"
+        case .failed: "failed"
+        case .locked: "locked"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case event, method, at, failures
+        case retryAfterMilliseconds = "retry_after_ms"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .event) {
+        case "unlocked":
+            self = .unlocked(method: try c.decode(UnlockMethod.self, forKey: .method),
+                             at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
+        case "failed":
+            self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
+                           failures: try c.decode(Int.self, forKey: .failures),
+                           retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
+        case "locked":
+            self = .locked
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .event)
+        switch self {
+        case .unlocked(let method, let at):
+            try c.encode(method, forKey: .method)
+            try c.encode(at.microseconds, forKey: .at)
+        case .failed(let method, let failures, let retryAfter):
+            try c.encode(method, forKey: .method)
+            try c.encode(failures, forKey: .failures)
+            try c.encode(retryAfter.milliseconds, forKey: .retryAfterMilliseconds)
+        case .locked:
+            break
+        }
+    }
+}
+
+/// Encoding and decoding of single lines. Not thread-safe; each owner keeps its own.
+struct LineCodec {
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+    private let decoder = JSONDecoder()
+
+    /// `value` as one line, newline included.
+    func line<T: Encodable>(_ value: T) throws -> [UInt8] {
+        var bytes = [UInt8](try encoder.encode(value))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from bytes: some Sequence<UInt8>) throws -> T {
+        try decoder.decode(type, from: Data(bytes))
+    }
+
+    /// A successful reply: id, ok and the body's fields in one object.
+    func reply<Body: Encodable>(id: Int?, _ body: Body) throws -> [UInt8] {
+        try line(Reply(id: id, body: .success(body)))
+    }
+
+    /// A failed reply.
+    func reply(id: Int?, _ error: ControlError) -> [UInt8] {
+        // Only strings and an integer: encoding cannot fail.
+        (try? line(Reply<Hello>(id: id, body: .failure(error)))) ?? Array("{\"ok\":false}\n".utf8)
+    }
+}
+
+/// {"id": N, "ok": true, ...body} or {"id": N, "ok": false, "error": {...}}.
+private struct Reply<Body: Encodable>: Encodable {
+    enum Outcome { case success(Body), failure(ControlError) }
+    var id: Int?
+    var body: Outcome
+
+    enum CodingKeys: String, CodingKey { case id, ok, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)  // null when the request could not be read
+        switch body {
+        case .success(let body):
+            try c.encode(true, forKey: .ok)
+            try body.encode(to: encoder)  // the body's keys join the same object
+        case .failure(let error):
+            try c.encode(false, forKey: .ok)
+            try c.encode(error, forKey: .error)
+        }
+    }
+}
+
+/// An empty reply body.
+struct Empty: Encodable {
+    func encode(to encoder: any Encoder) throws {}
+}

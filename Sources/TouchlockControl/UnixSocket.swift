@@ -1,0 +1,103 @@
+import CLinux
+import Glibc
+import TouchlockSystem
+
+/// Helpers shared by the server and the client for AF_UNIX stream sockets.
+enum UnixSocket {
+    /// A new AF_UNIX stream socket, close-on-exec, non-blocking if asked.
+    static func make(nonBlocking: Bool) throws(SystemError) -> Int32 {
+        var type = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        return try SystemCall.check("socket(AF_UNIX)") { socket(AF_UNIX, type, 0) }
+    }
+
+    /// `path` as a sockaddr_un. Paths that do not fit sun_path fail with ENAMETOOLONG.
+    struct Address {
+        private var storage = sockaddr_un()
+        private(set) var length: socklen_t = 0
+
+        init(_ path: String, for call: String) throws(SystemError) {
+            storage.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            let capacity = MemoryLayout.size(ofValue: storage.sun_path)
+            guard !bytes.isEmpty, bytes.count < capacity, !bytes.contains(0) else {
+                throw SystemError(call, Errno(rawValue: bytes.isEmpty ? ENOENT : ENAMETOOLONG), path)
+            }
+            withUnsafeMutableBytes(of: &storage.sun_path) { raw in
+                raw.copyBytes(from: bytes)
+                raw[bytes.count] = 0
+            }
+            length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + 1)
+        }
+
+        func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+            withUnsafePointer(to: storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+            }
+        }
+    }
+
+    /// Connects `fd` to `path`.
+    static func connect(_ fd: Int32, to path: String) throws(SystemError) {
+        let address = try Address(path, for: "connect")
+        try SystemCall.check("connect", path) { address.withSockaddr { Glibc.connect(fd, $0, $1) } }
+    }
+
+    /// Accepts a connection on `listener` as a non-blocking, close-on-exec descriptor.
+    /// Glibc declares accept4 only under _GNU_SOURCE, so the flags are set after accept;
+    /// the loop is single-threaded, so nothing can exec in between.
+    static func accept(_ listener: Int32) throws(SystemError) -> Int32 {
+        let fd = try SystemCall.check("accept") { Glibc.accept(listener, nil, nil) }
+        do {
+            let flags = try SystemCall.check("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+            try SystemCall.check("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+            try SystemCall.check("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Sends as much of `bytes[offset...]` as the socket takes, without SIGPIPE; returns
+    /// the count. A non-blocking send that the socket cannot take gives 0.
+    static func send(_ fd: Int32, _ bytes: [UInt8], from offset: Int = 0, blocking: Bool) throws(SystemError) -> Int {
+        guard offset < bytes.count else { return 0 }
+        let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
+        do {
+            return try SystemCall.check("send") {
+                bytes.withUnsafeBytes { raw in Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, flags) }
+            }
+        } catch where error.errno == .wouldBlock {
+            return 0
+        }
+    }
+
+    /// Reads what is there into `buffer`: the count, 0 at end of stream, nil if a
+    /// non-blocking read would block. A reset connection reads as end of stream.
+    static func receive(_ fd: Int32, into buffer: inout [UInt8], blocking: Bool) throws(SystemError) -> Int? {
+        let flags = blocking ? Int32(0) : Int32(MSG_DONTWAIT)
+        do {
+            return try SystemCall.check("recv") {
+                buffer.withUnsafeMutableBytes { raw in recv(fd, raw.baseAddress, raw.count, flags) }
+            }
+        } catch where error.errno == .wouldBlock {
+            return nil
+        } catch where error.errno == Errno(rawValue: ECONNRESET) {
+            return 0
+        }
+    }
+
+    /// The credentials of the peer of a connected socket (SO_PEERCRED).
+    static func peerCredentials(_ fd: Int32) throws(SystemError) -> ControlServer.Peer {
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: Glibc only declares it
+        // under _GNU_SOURCE, so read it as three 32-bit words.
+        var words: [Int32] = [0, 0, 0]
+        var length = socklen_t(MemoryLayout<Int32>.size * 3)
+        let r = words.withUnsafeMutableBytes { raw in
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, raw.baseAddress, &length)
+        }
+        try SystemCall.check("getsockopt(SO_PEERCRED)") { r }
+        return ControlServer.Peer(pid: words[0], uid: UInt32(bitPattern: words[1]), gid: UInt32(bitPattern: words[2]))
+    }
+}

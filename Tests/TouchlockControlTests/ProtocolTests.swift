@@ -1,0 +1,41 @@
+import FoundationEssentials
+import Testing
+import TouchlockControl
+import TouchlockCore
+
+@Suite struct ProtocolTests {
+    @Test func eventsFromSessionActions() {
+        #expect(Event(.unlocked(.pattern, at: Instant(microseconds: 9))) == .unlocked(method: .pattern, at: Instant(microseconds: 9)))
+        #expect(Event(.failed(.code, failures: 2, retryAfter: .milliseconds(500)))
+                == .failed(method: .code, failures: 2, retryAfter: .milliseconds(500)))
+        #expect(Event(.locked(at: Instant(microseconds: 3))) == .locked)
+    }
+
+    @Test func statusFromSession() {
+        var s = Session(lockoutAfter: { $0 >= 1 ? .milliseconds(30_000) : nil })
+        let grid = PatternGrid.layout(rows: 4, columns: 3, on: Size(width: 600, height: 1000))
+        let size = Size(width: 600, height: 1000)
+        #expect(Status(session: s, screen: size, grid: grid).state == .locked)
+        _ = s.submit(.pattern, at: Instant(microseconds: 0))
+        #expect(Status(session: s, screen: size, grid: grid).state == .verifying)
+        _ = s.verified(false, at: Instant(microseconds: 0))
+        let status = Status(session: s, screen: size, grid: grid)
+        #expect(status.state == .lockout && status.failures == 1 && status.method == nil)
+        #expect(status.pattern.rows == 4 && status.pattern.columns == 3 && status.pattern.nodes.count == 12)
+        for (i, xy) in status.pattern.nodes.enumerated() {
+            let c = grid.center(of: i)
+            #expect(abs(xy[0] - c.x) <= 0.005 && abs(xy[1] - c.y) <= 0.005)
+            // Aiming at the reported centre selects that node.
+            #expect(grid.node(at: Point(x: xy[0], y: xy[1])) == i)
+        }
+        #expect(abs(status.pattern.nodeRadius - grid.nodeRadius) <= 0.005)
+        #expect(abs(status.pattern.hitRadius - grid.hitRadius) <= 0.005)
+    }
+
+    @Test func requestWireFormat() throws {
+        let data = try JSONEncoder().encode(Request(id: 3, request: .subscribe))
+        let back = try JSONDecoder().decode(Request.self, from: data)
+        #expect(back == Request(id: 3, request: .subscribe))
+        #expect(String(decoding: data, as: UTF8.self).contains("\"request\":\"subscribe\""))
+    }
+}

@@ -1,0 +1,142 @@
+import Testing
+@testable import TouchlockCore
+
+func makeScreen(errorHold: Int64 = 500) -> LockScreen {
+    LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+               session: Session(errorHold: .milliseconds(errorHold)),
+               builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+}
+
+extension LockScreen {
+    /// Draws `nodes` with one finger, sample by sample through the node centres.
+    mutating func draw(_ nodes: [Int], id: Int, from t0: Int64) -> (actions: [Action], end: Int64) {
+        var t = t0
+        var out: [Action] = []
+        for (i, n) in nodes.enumerated() {
+            let p = grid3.center(of: n)
+            out += touches([ScreenTouch(id: id, phase: i == 0 ? .began : .moved, point: p)], at: at(t))
+            t += 8_000
+        }
+        out += touches([ScreenTouch(id: id, phase: .ended, point: grid3.center(of: nodes.last!))], at: at(t))
+        return (out, t)
+    }
+}
+
+func verification(_ actions: [LockScreen.Action]) -> Pattern? {
+    for case .verify(let p) in actions { return p }
+    return nil
+}
+
+@Suite struct LockScreenTests {
+    @Test func theRightPatternUnlocksAndTellsSubscribersAtOnce() {
+        var s = makeScreen()
+        let (actions, end) = s.draw([0, 1, 2, 5], id: 1, from: 0)
+        #expect(verification(actions)?.nodes == [0, 1, 2, 5])
+        #expect(s.session.state == .verifying(.pattern))
+        let after = s.verified(true, at: at(end + 1))
+        #expect(after.contains(.emit(.unlocked(.pattern, at: at(end + 1)))))
+        #expect(s.session.state == .unlocked(.pattern, at: at(end + 1)))
+        // The accepted path shows for a moment, then nothing of it stays on screen.
+        #expect(s.scene.path.count == 4)
+        _ = s.timer(at: at(end + 1 + 500_000))
+        #expect(s.scene.path.isEmpty && s.scene.nodes.isEmpty)
+        #expect(s.scene.prompt == "Unlocked")
+    }
+
+    @Test func aWrongPatternFailsShowsTheErrorColourAndResetsAfterTheHold() {
+        var s = makeScreen()
+        let (actions, end) = s.draw([6, 3, 0, 1], id: 1, from: 0)
+        #expect(verification(actions) != nil)
+        let after = s.verified(false, at: at(end))
+        #expect(after.contains(.emit(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(s.session.state == .wrong(.pattern, until: at(end + 500_000)))
+        let scene = s.scene
+        #expect(scene.pathColor == Theme().error.with(alpha: Theme().path.alpha))
+        #expect(scene.nodes.enumerated().filter { $0.element.state == .error }.map(\.offset) == [0, 1, 3, 6])
+        #expect(scene.prompt == "Wrong pattern, try again")
+        // A finger during the hold does nothing.
+        let blocked = s.touches([ScreenTouch(id: 2, phase: .began, point: grid3.center(of: 4))], at: at(end + 100_000))
+        #expect(blocked.isEmpty)
+        _ = s.timer(at: at(end + 500_000))
+        #expect(s.session.state == .locked)
+        #expect(s.scene.nodes.allSatisfy { $0.state == .normal })
+        #expect(s.scene.path.isEmpty)
+        // The finger that landed during the hold still draws nothing until it lifts.
+        _ = s.touches([ScreenTouch(id: 2, phase: .moved, point: grid3.center(of: 5))], at: at(end + 600_000))
+        #expect(s.pattern.path.isEmpty)
+        #expect(s.session.failures == 1)
+    }
+
+    @Test func aLockRequestAfterUnlockLocksAgain() {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        let a = s.lock(at: at(end + 10))
+        #expect(a.contains(.emit(.locked(at: at(end + 10)))))
+        #expect(s.session.state == .locked)
+        #expect(s.lock(at: at(end + 20)).isEmpty)
+    }
+}
+
+@Suite struct SceneDamageTests {
+    let builder = SceneBuilder(theme: Theme(), size: Size(width: 1280, height: 800))
+
+    @Test func theFirstSceneDamagesTheWholeScreen() {
+        var s = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 1280, height: 800))),
+                           session: Session(), builder: builder)
+        _ = s.touches([], at: at(0))
+        #expect(s.scene.damage(from: nil).rects == [PixelRect(x: 0, y: 0, width: 1280, height: 800)])
+    }
+
+    @Test func draggingTheTailDamagesOnlyAroundTheTail() {
+        let grid = PatternGrid.layout(on: Size(width: 1280, height: 800))
+        var s = LockScreen(pattern: PatternLock(grid: grid), session: Session(), builder: builder)
+        _ = s.touches([ScreenTouch(id: 1, phase: .began, point: grid.center(of: 0))], at: at(0))
+        var p = grid.center(of: 0)
+        p.x += 40
+        _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: p)], at: at(8_000))
+        let before = s.scene
+        p.x += 10
+        _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: p)], at: at(16_000))
+        let d = s.scene.damage(from: before)
+        #expect(!d.isEmpty)
+        // Only the tail, from node 0 to the finger, 10 px wide, changed.
+        #expect(d.area < 80 * 20)
+        #expect(d.rects.allSatisfy { $0.x >= Int(grid.center(of: 0).x) - 8 && $0.maxX <= Int(p.x) + 8 })
+    }
+
+    @Test func anUnchangedSceneHasNoDamage() {
+        let s = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 1280, height: 800))),
+                           session: Session(), builder: builder)
+        #expect(s.scene.damage(from: s.scene).isEmpty)
+    }
+
+    @Test func damageRectanglesAreClippedAndMerged() {
+        var d = Damage(bounds: Size(width: 100, height: 100))
+        d.add(PixelRect(x: -10, y: -10, width: 20, height: 20))
+        #expect(d.rects == [PixelRect(x: 0, y: 0, width: 10, height: 10)])
+        d.add(PixelRect(x: 5, y: 5, width: 10, height: 10))
+        #expect(d.rects == [PixelRect(x: 0, y: 0, width: 15, height: 15)])
+        d.add(PixelRect(x: 80, y: 80, width: 5, height: 5))
+        #expect(d.rects.count == 2)
+    }
+}
+
+@Suite struct ConfigTests {
+    @Test func settingsAreReadAndABadLineNamesFileAndLine() {
+        var c = Config()
+        #expect(throws: Never.self) {
+            try c.apply("# comment\n; comment\ngrid = 4x4\nerror_hold_ms = 3000  # long\npath_color = #00aaff80 ; translucent\n", file: "a.conf")
+        }
+        #expect(c.rows == 4 && c.columns == 4)
+        #expect(c.errorHold == .milliseconds(3000))
+        #expect(c.theme.path.alpha == 128.0 / 255)
+        #expect(throws: Config.Error(file: "b.conf", line: 2, message: "unknown key 'gird'")) {
+            try c.apply("\ngird = 3x3\n", file: "b.conf")
+        }
+        #expect(throws: Config.Error(file: "c.conf", line: 1, message: "grid: expected ROWSxCOLUMNS from 2x2 to 9x9, found '1x3'")) {
+            try c.apply("grid = 1x3", file: "c.conf")
+        }
+        #expect(throws: Config.Error.self) { try c.apply("pattern_hash = 0-1-2-5-8", file: "d.conf") }
+    }
+}
