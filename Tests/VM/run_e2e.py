@@ -302,6 +302,14 @@ def stroke(nodes, pattern, lift):
             cmds.append(f"move {x0 + t * (x1 - x0):.1f} {y0 + t * (y1 - y0):.1f}")
     if lift:
         cmds += [f"sleep {STEP_MS}", "up"]
+    else:
+        # The finger moves on a little past the last node, into free space, so the live
+        # tail from the last node to the finger shows.
+        (ax, ay), (bx, by) = nodes[0], nodes[1]
+        reach = 0.45 * ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5
+        x, y = pts[-1]
+        for k in range(1, 5):
+            cmds += [f"sleep {STEP_MS}", f"move {x - reach * k / 4:.1f} {y:.1f}"]
     return cmds
 
 
