@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "touchlockd", targets: ["touchlockd"]),
         .executable(name: "touchlockctl", targets: ["touchlockctl"]),
+        .executable(name: "touchlock-bench", targets: ["touchlock-bench"]),
     ],
     targets: [
         // C libraries from Debian, each behind a minimal shim header.
@@ -40,6 +41,11 @@ let package = Package(
         ]),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets",
+        ]),
+
+        // Prints figures against their floors and targets; CI runs it in a tiny size.
+        .executableTarget(name: "touchlock-bench", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
         ]),
 
         .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),

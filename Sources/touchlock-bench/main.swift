@@ -1,0 +1,229 @@
+import Glibc
+import TouchlockCore
+import TouchlockInput
+import TouchlockRender
+import TouchlockSystem
+
+// touchlock-bench: measures touchlock against the physical limits of the machine it runs
+// on, each figure next to its floor (the same work with nothing of ours in it) and its
+// target. Figures are printed, never asserted.
+//
+//   swift run -c release touchlock-bench [--tiny] [--recordings DIR]
+
+struct BenchOptions {
+    var tiny = false
+    var recordings = "Tests/TouchlockInputTests/Fixtures"
+}
+
+func parseOptions() -> BenchOptions {
+    var o = BenchOptions()
+    var args = CommandLine.arguments.dropFirst()
+    while let a = args.popFirst() {
+        switch a {
+        case "--tiny": o.tiny = true
+        case "--recordings":
+            guard let v = args.popFirst() else { StandardStreams.error("--recordings needs a folder"); exit(2) }
+            o.recordings = v
+        default:
+            StandardStreams.error("usage: touchlock-bench [--tiny] [--recordings DIR]")
+            exit(2)
+        }
+    }
+    return o
+}
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func cpuName() -> String {
+    guard let f = fopen("/proc/cpuinfo", "r") else { return "unknown CPU" }
+    defer { fclose(f) }
+    var line = [CChar](repeating: 0, count: 512)
+    while fgets(&line, Int32(line.count), f) != nil {
+        let s = String(cString: line)
+        if s.hasPrefix("model name") { return s.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters() } ?? s }
+    }
+    return "unknown CPU"
+}
+
+extension Substring {
+    func trimmingCharacters() -> String {
+        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\n" }).reversed())
+    }
+}
+
+func readText(_ path: String) -> String? {
+    guard let f = fopen(path, "re") else { return nil }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        bytes.append(contentsOf: buf[0..<n])
+        if n < buf.count { break }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+func fmt(_ v: Double, _ digits: Int = 2) -> String {
+    var buf = [CChar](repeating: 0, count: 64)
+    _ = withVaList([v]) { vsnprintf(&buf, buf.count, "%.\(digits)f", $0) }
+    return String(cString: buf)
+}
+
+func row(_ cells: String...) { StandardStreams.output("| " + cells.joined(separator: " | ") + " |") }
+
+// MARK: 1. input rate
+
+/// The recordings the input stream is built from: the 10-finger 3M session and the EDT drags.
+let inputRecordings = [
+    "3m-microtouch-0596-0502-22in-ten-finger-session.evemu",
+    "edt-ep0430m09-one-finger-drag-up-down.evemu",
+    "edt-ep0430m09-four-finger-drag-down.evemu",
+]
+
+func benchInput(_ o: BenchOptions) {
+    var streams: [(EvemuRecording, String)] = []
+    for name in inputRecordings {
+        guard let text = readText("\(o.recordings)/\(name)") else {
+            StandardStreams.output("input: \(name) not found in \(o.recordings); skipped")
+            continue
+        }
+        do { streams.append((try EvemuRecording(parsing: text), name)) } catch {
+            StandardStreams.output("input: \(name): \(error)")
+        }
+    }
+    guard !streams.isEmpty else { return }
+    let target = o.tiny ? 200_000 : 40_000_000
+    let perPass = streams.reduce(0) { $0 + $1.0.events.count }
+    let passes = max(1, target / perPass)
+    let total = passes * perPass
+    let screen = Size(width: 1920, height: 1080)
+
+    // The floor: a loop that only reads every event.
+    var sink: Int64 = 0
+    var t0 = now()
+    for _ in 0..<passes {
+        for (rec, _) in streams {
+            rec.events.withUnsafeBufferPointer { evs in
+                for e in evs { sink &+= Int64(e.value) &+ Int64(e.code) &+ e.time.microseconds }
+            }
+        }
+    }
+    let floor = now() - t0
+
+    // Ours: frame assembler, mapping to the screen and the pattern machine.
+    var frames = 0
+    var submitted = 0
+    t0 = now()
+    for _ in 0..<passes {
+        for (rec, _) in streams {
+            var assembler = TouchFrameAssembler(slotCount: rec.slotCount)
+            let mapping = ScreenMapping(x: rec.xRange!, y: rec.yRange!, screen: screen)
+            var lock = PatternLock(grid: .layout(on: screen), minimumLength: 1)
+            var touches: [ScreenTouch] = []
+            touches.reserveCapacity(16)
+            for e in rec.events {
+                guard let f = assembler.feed(e) else { continue }
+                frames += 1
+                touches.removeAll(keepingCapacity: true)
+                for t in f.touches { touches.append(ScreenTouch(id: t.id, phase: t.phase, point: mapping.map(t.position))) }
+                for a in lock.handle(touches, at: f.time) {
+                    if case .submit = a { submitted += 1; _ = lock.verdict(accepted: false, at: f.time, errorHold: Interval(microseconds: 0)); _ = lock.timerFired(at: f.time) }
+                }
+            }
+        }
+    }
+    let ours = now() - t0
+    StandardStreams.output("")
+    StandardStreams.output("## 1. Input: events per second on one core (\(total) events, \(frames) frames, \(submitted) patterns)")
+    StandardStreams.output("")
+    row("path", "events/s", "target")
+    row("---", "---", "---")
+    row("floor: a loop reading the events", fmt(Double(total) / floor / 1e6, 1) + " M", "")
+    row("frame assembler + mapping + pattern machine", fmt(Double(total) / ours / 1e6, 1) + " M", ">= 20 M")
+    if sink == 42 { StandardStreams.output("") }  // keeps the floor loop from being optimized away
+}
+
+// MARK: 2. frame cost
+
+/// A finger dragging the path across the grid, one scene per touch frame.
+func dragScenes(_ screen: Size, frames: Int) -> [Scene] {
+    let grid = PatternGrid.layout(on: screen)
+    var lock = LockScreen(pattern: PatternLock(grid: grid), session: Session(),
+                          builder: SceneBuilder(theme: Theme(), size: screen))
+    var scenes: [Scene] = []
+    let order = [0, 1, 2, 5, 4, 3, 6, 7, 8]
+    var t: Int64 = 0
+    let a = grid.center(of: order[0])
+    _ = lock.touches([ScreenTouch(id: 1, phase: .began, point: a)], at: Instant(microseconds: t))
+    scenes.append(lock.scene)
+    let perLeg = max(1, frames / (order.count - 1))
+    for (from, to) in zip(order, order.dropFirst()) {
+        let p = grid.center(of: from), q = grid.center(of: to)
+        for i in 1...perLeg {
+            t += 8000
+            let s = Double(i) / Double(perLeg)
+            _ = lock.touches([ScreenTouch(id: 1, phase: .moved, point: Point(x: p.x + (q.x - p.x) * s, y: p.y + (q.y - p.y) * s))],
+                             at: Instant(microseconds: t))
+            scenes.append(lock.scene)
+        }
+    }
+    return scenes
+}
+
+func benchFrames(_ o: BenchOptions) {
+    StandardStreams.output("")
+    StandardStreams.output("## 2. Frames: time of one frame, copied to a buffer standing in for scanout")
+    StandardStreams.output("")
+    row("size", "memcpy of a frame", "incremental (drag)", "ratio", "full redraw", "ratio", "mean damage", "targets")
+    row("---", "---", "---", "---", "---", "---", "---", "---")
+    let sizes = o.tiny ? [Size(width: 320, height: 200)] : [Size(width: 1920, height: 1080), Size(width: 3840, height: 2160)]
+    for size in sizes {
+        let shadow = ShadowBuffer(size: size)
+        let renderer = Renderer(shadow: shadow)
+        let scanout = ShadowBuffer(size: size)
+        let scenes = dragScenes(size, frames: o.tiny ? 16 : 400)
+        let full = [PixelRect(x: 0, y: 0, width: size.width, height: size.height)]
+
+        let reps = o.tiny ? 5 : 200
+        var t0 = now()
+        for _ in 0..<reps { memcpy(scanout.pixels, shadow.pixels, shadow.byteCount) }
+        let copy = (now() - t0) / Double(reps)
+
+        renderer.draw(scenes[0], damage: scenes[0].damage(from: nil))
+        var damageArea = 0
+        t0 = now()
+        for i in 1..<scenes.count {
+            let d = scenes[i].damage(from: scenes[i - 1])
+            damageArea += d.area
+            renderer.draw(scenes[i], damage: d)
+            shadow.copy(d.rects, to: scanout.pixels, stride: scanout.stride)
+        }
+        let incremental = (now() - t0) / Double(scenes.count - 1)
+
+        let fullReps = o.tiny ? 3 : 30
+        t0 = now()
+        for i in 0..<fullReps {
+            let s = scenes[i * (scenes.count - 1) / max(1, fullReps - 1)]
+            renderer.draw(s, damage: s.damage(from: nil))
+            shadow.copy(full, to: scanout.pixels, stride: scanout.stride)
+        }
+        let redraw = (now() - t0) / Double(fullReps)
+        let meanDamage = Double(damageArea) / Double(scenes.count - 1)
+        let side = Int(meanDamage.squareRoot())
+        row("\(size.width)x\(size.height)", fmt(copy * 1e3, 3) + " ms", fmt(incremental * 1e3, 3) + " ms",
+            fmt(incremental / copy, 3) + "x", fmt(redraw * 1e3, 2) + " ms", fmt(redraw / copy, 2) + "x",
+            "\(Int(meanDamage)) px (~\(side)x\(side))", "incremental <= 0.1x, full <= 3x")
+    }
+}
+
+let options = parseOptions()
+StandardStreams.output("# touchlock-bench\(options.tiny ? " (tiny: proves it runs; figures mean nothing)" : "")")
+StandardStreams.output("")
+StandardStreams.output("CPU: \(cpuName()); one core; build: \(_isDebugAssertConfiguration() ? "debug" : "release")")
+benchInput(options)
+benchFrames(options)
