@@ -227,3 +227,157 @@ StandardStreams.output("")
 StandardStreams.output("CPU: \(cpuName()); one core; build: \(_isDebugAssertConfiguration() ? "debug" : "release")")
 benchInput(options)
 benchFrames(options)
+
+// MARK: 4 and 5. the running daemon: idle wake-ups and memory
+
+/// A touchlockd child process on the headless display.
+final class DaemonProcess {
+    let pid: pid_t
+    let dir: String
+
+    init?(daemon: String, extra: [String], dir: String) {
+        self.dir = dir
+        let conf = "\(dir)/bench.conf"
+        // A well-formed hash that no pattern matches: attempts are simply rejected.
+        let text = "pattern_hash = $y$j9T$benchbenchbenchbench$benchbenchbenchbenchbenchbenchbenchbenchbe\nsocket = \(dir)/bench.sock\n"
+        guard let f = fopen(conf, "w") else { return nil }
+        fputs(text, f)
+        fclose(f)
+        let args = [daemon, "-C", conf, "--display", "headless", "--size", "1920x1080"] + extra
+        var cargs = args.map { strdup($0) } + [nil]
+        defer { for a in cargs { free(a) } }
+        var fileActions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&fileActions)
+        posix_spawn_file_actions_addopen(&fileActions, 2, "\(dir)/daemon.log", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { posix_spawn_file_actions_destroy(&fileActions) }
+        var p: pid_t = 0
+        guard posix_spawn(&p, daemon, &fileActions, nil, &cargs, environ) == 0 else { return nil }
+        pid = p
+    }
+
+    /// A field of /proc/PID/status, in its own unit (kB for memory).
+    func status(_ field: String) -> Int {
+        guard let text = readText("/proc/\(pid)/status") else { return -1 }
+        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let words = line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return words.first.flatMap { Int($0) } ?? -1
+        }
+        return -1
+    }
+
+    func contextSwitches() -> Int { status("voluntary_ctxt_switches") + status("nonvoluntary_ctxt_switches") }
+
+    /// Waits until the daemon's log has `text` (a start-up line), up to `seconds`.
+    func waitForLog(_ text: String, seconds: Double) -> Bool {
+        let end = now() + seconds
+        while now() < end {
+            if let log = readText("\(dir)/daemon.log"), log.contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var st: Int32 = 0
+        waitpid(pid, &st, 0)
+    }
+}
+
+/// Writes an evemu recording of one finger dragging in circles over the grid for
+/// `frames` frames, `intervalUs` apart.
+func writeDragRecording(_ path: String, frames: Int, intervalUs: Int) {
+    guard let f = fopen(path, "w") else { return }
+    defer { fclose(f) }
+    fputs("""
+    # EVEMU 1.3
+    N: touchlock bench panel
+    I: 0006 0000 0000 0000
+    P: 02 00 00 00 00 00 00 00
+    A: 00 0 32767 0 0 0
+    A: 01 0 32767 0 0 0
+    A: 2f 0 9 0 0 0
+    A: 35 0 32767 0 0 0
+    A: 36 0 32767 0 0 0
+    A: 39 0 65535 0 0 0
+
+    """, f)
+    var t = 1
+    func line(_ type: Int, _ code: Int, _ value: Int) {
+        fputs("E: \(t / 1_000_000).\(String(t % 1_000_000).leftPadded(6)) \(hex4(type)) \(hex4(code)) \(value)\n", f)
+    }
+    var id = 1
+    for i in 0..<frames {
+        if i % 500 == 0 { line(3, 0x2f, 0); line(3, 0x39, id); id += 1 }
+        let a = Double(i % 500) / 500 * 2 * Double.pi
+        line(3, 0x35, 16384 + Int(9000 * cos(a)))
+        line(3, 0x36, 16384 + Int(9000 * sin(a)))
+        line(0, 0, 0)
+        t += intervalUs
+        if i % 500 == 499 { line(3, 0x39, -1); line(0, 0, 0); t += intervalUs }
+    }
+}
+
+func hex4(_ v: Int) -> String { String(String(v, radix: 16).leftPadded(4)) }
+extension String {
+    func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+}
+
+func benchDaemon(_ o: BenchOptions) {
+    let own = CommandLine.arguments[0]
+    let binDir = own.contains("/") ? String(own[..<own.lastIndex(of: "/")!]) : "."
+    let daemon = "\(binDir)/touchlockd"
+    guard access(daemon, X_OK) == 0 else {
+        StandardStreams.output("\n(touchlockd not found beside touchlock-bench: daemon figures skipped)")
+        return
+    }
+    var template = Array("/tmp/touchlock-bench-XXXXXX".utf8CString)
+    guard let d = mkdtemp(&template) else { return }
+    let dir = String(cString: d)
+
+    StandardStreams.output("")
+    StandardStreams.output("## 4. Idle: wake-ups of the running daemon with nothing touched")
+    StandardStreams.output("")
+    row("screen", "seconds", "context switches", "per second", "target")
+    row("---", "---", "---", "---", "---")
+    let idleSeconds = o.tiny ? 1.0 : 10.0
+    if let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir) {
+        if p.waitForLog("first frame shown", seconds: 10) {
+            usleep(300_000)
+            let c0 = p.contextSwitches()
+            usleep(UInt32(idleSeconds * 1e6))
+            let c1 = p.contextSwitches()
+            row("pattern", fmt(idleSeconds, 0), "\(c1 - c0)", fmt(Double(c1 - c0) / idleSeconds, 1), "0")
+        }
+        p.stop()
+    }
+
+    StandardStreams.output("")
+    StandardStreams.output("## 5. Memory and start-up (1920x1080, headless display)")
+    StandardStreams.output("")
+    let frames = o.tiny ? 200 : 10_000
+    let rec = "\(dir)/drag.evemu"
+    writeDragRecording(rec, frames: frames, intervalUs: 1000)
+    let t0 = now()
+    if let p = DaemonProcess(daemon: daemon, extra: ["--input", "replay", "--replay", rec], dir: dir) {
+        if p.waitForLog("first frame shown", seconds: 10) {
+            let firstFrame = now() - t0
+            let startRSS = p.status("VmRSS")
+            _ = p.waitForLog("finished", seconds: 60)
+            let endRSS = p.status("VmRSS"), hwm = p.status("VmHWM")
+            let buffers = 1920 * 1080 * 4 / 1024
+            row("measure", "value", "target")
+            row("---", "---", "---")
+            row("exec to first frame shown", fmt(firstFrame * 1000, 1) + " ms", "")
+            row("VmRSS after start", "\(startRSS) kB", "")
+            row("VmRSS after \(frames) drag frames", "\(endRSS) kB", "")
+            row("VmHWM (peak)", "\(hwm) kB", "")
+            row("of which the shadow buffer", "\(buffers) kB", "")
+            row("resident apart from the shadow buffer", "\(endRSS - buffers) kB", "<= 16384 kB")
+        }
+        p.stop()
+    }
+    if getenv("TOUCHLOCK_BENCH_KEEP") == nil { unlink("\(dir)/bench.conf"); unlink("\(dir)/daemon.log"); unlink(rec); unlink("\(dir)/bench.sock"); rmdir(dir) }
+}
+
+benchDaemon(options)
