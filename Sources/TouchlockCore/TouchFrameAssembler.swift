@@ -124,9 +124,10 @@ private struct SlotEngine {
         var x: Int32?
         var y: Int32?
         var touchID: Int?          // our id for the contact now in this slot
-        var endedTouchID: Int?     // a contact that ended in the current frame
-        var endedPosition: DevicePoint?
-        var endedUnseen = false    // the ended contact began in this same frame
+        /// Contacts that ended in the current frame (more than one when a frame, or a
+        /// frame and a resync, replace a slot's contact twice); `unseen`: it began in
+        /// this same frame too.
+        var ended: [(id: Int, position: DevicePoint?, unseen: Bool)] = []
         var began = false
         var moved = false
         var position: DevicePoint? { point(x, y) }
@@ -179,12 +180,8 @@ private struct SlotEngine {
     }
 
     func endTouch(_ s: inout Slot) {
-        if s.endedTouchID != nil {
-            Log.bug("slot \(current) ended two contacts in one frame; dropping the earlier end")
-        }
-        s.endedTouchID = s.touchID
-        s.endedPosition = s.position
-        s.endedUnseen = s.began
+        guard let id = s.touchID else { return }
+        s.ended.append((id, s.position, s.began))
         s.touchID = nil
         s.began = false
     }
@@ -195,14 +192,11 @@ private struct SlotEngine {
         var touches: [Touch] = []
         for i in slots.indices {
             var s = slots[i]
-            if let ended = s.endedTouchID {
-                if s.endedUnseen {
-                    touches.append(Touch(id: ended, slot: i, phase: .began, position: s.endedPosition))
-                    s.endedUnseen = false
-                }
-                touches.append(Touch(id: ended, slot: i, phase: .ended, position: s.endedPosition))
-                s.endedTouchID = nil
+            for e in s.ended {
+                if e.unseen { touches.append(Touch(id: e.id, slot: i, phase: .began, position: e.position)) }
+                touches.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position))
             }
+            s.ended.removeAll()
             if let id = s.touchID {
                 let phase: TouchPhase = s.began ? .began : (s.moved ? .moved : .stationary)
                 touches.append(Touch(id: id, slot: i, phase: phase, position: s.position))
