@@ -10,6 +10,10 @@ public struct Config: Sendable {
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = "/run/touchlock/touchlock.sock"
     public var theme = Theme()
+    /// Per-device input corrections (`input_quirk`, may be given several times).
+    public var inputQuirks: [InputQuirk] = []
+    /// How the panel sits relative to the picture (`touch_rotation`, `touch_flip`).
+    public var touchOrientation = TouchOrientation()
 
     public init() {}
 
@@ -80,6 +84,16 @@ public struct Config: Sendable {
                 guard !value.isEmpty else { throw bad("expected a font family name") }
                 theme.fontFamily = value
             case "font_size": theme.fontSize = try number(4...200)
+            case "input_quirk":
+                do { inputQuirks.append(try InputQuirk.parse(value)) } catch { throw bad(error.description) }
+            case "touch_rotation", "touch_flip":
+                do {
+                    let o = try TouchOrientation.parse(rotation: key == "touch_rotation" ? value : nil,
+                                                       flip: key == "touch_flip" ? value : nil)
+                    if key == "touch_rotation" { touchOrientation.rotation = o.rotation } else {
+                        touchOrientation.flipX = o.flipX; touchOrientation.flipY = o.flipY
+                    }
+                } catch { throw bad(error.description) }
             default:
                 throw Error(file: file, line: n, message: "unknown key '\(key)'")
             }

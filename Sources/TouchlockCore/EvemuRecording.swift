@@ -3,6 +3,7 @@
 /// `E:` events. Comments (`#`, and tails after `#` on data lines) are skipped.
 public struct EvemuRecording: Sendable {
     public var name: String?
+    public var id = DeviceID()
     public var properties: Set<Int> = []
     /// Supported codes per event type, from the `B:` masks.
     public var codes: [UInt16: Set<UInt16>] = [:]
@@ -70,12 +71,29 @@ public struct EvemuRecording: Sendable {
                     }
                 }
                 maskBytes[type] = start + bytes.count
-            case "I:", "L:", "S:":
+            case "I:":
+                let v = args.compactMap { UInt16($0, radix: 16) }
+                guard v.count == 4, args.count == 4 else { throw fail("malformed id line '\(line)'") }
+                id = DeviceID(bus: v[0], vendor: v[1], product: v[2], version: v[3])
+            case "L:", "S:":
                 continue
             default:
                 throw fail("unknown line '\(tag)'")
             }
         }
+    }
+
+    /// The device as the daemon sees a live one; nil for an events-only file.
+    public var description: DeviceDescription? {
+        guard name != nil || !axes.isEmpty else { return nil }
+        return DeviceDescription(name: name ?? "", id: id, properties: properties, codes: codes, axes: axes)
+    }
+
+    /// The events of `events` played on the device described by `description`
+    /// (a `.desc` file and a `.events` file, as evemu-device and evemu-play take them).
+    public init(description: EvemuRecording, events: EvemuRecording) {
+        self = description
+        self.events = events.events
     }
 
     public var isDirect: Bool { properties.contains(Self.INPUT_PROP_DIRECT) }

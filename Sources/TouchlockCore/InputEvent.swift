@@ -17,6 +17,7 @@ public struct InputEvent: Hashable, Sendable, CustomStringConvertible {
 public enum EventCode {
     public static let EV_SYN: UInt16 = 0x00
     public static let EV_KEY: UInt16 = 0x01
+    public static let EV_REL: UInt16 = 0x02
     public static let EV_ABS: UInt16 = 0x03
 
     public static let SYN_REPORT: UInt16 = 0
@@ -25,12 +26,28 @@ public enum EventCode {
 
     public static let ABS_X: UInt16 = 0x00
     public static let ABS_Y: UInt16 = 0x01
+    public static let ABS_Z: UInt16 = 0x02
+    public static let ABS_RX: UInt16 = 0x03
+    public static let ABS_RY: UInt16 = 0x04
+    public static let ABS_RZ: UInt16 = 0x05
     public static let ABS_MT_SLOT: UInt16 = 0x2f
     public static let ABS_MT_POSITION_X: UInt16 = 0x35
     public static let ABS_MT_POSITION_Y: UInt16 = 0x36
     public static let ABS_MT_TRACKING_ID: UInt16 = 0x39
 
+    public static let REL_X: UInt16 = 0x00
+
+    public static let BTN_LEFT: UInt16 = 0x110
+    public static let BTN_TOOL_PEN: UInt16 = 0x140
     public static let BTN_TOUCH: UInt16 = 0x14a
+    public static let BTN_STYLUS: UInt16 = 0x14b
+
+    /// Names of the absolute axes a quirk may name, as in input-event-codes.h.
+    public static let absoluteAxisNames: [String: UInt16] = [
+        "ABS_X": 0x00, "ABS_Y": 0x01, "ABS_Z": 0x02, "ABS_RX": 0x03, "ABS_RY": 0x04, "ABS_RZ": 0x05,
+        "ABS_THROTTLE": 0x06, "ABS_RUDDER": 0x07, "ABS_WHEEL": 0x08, "ABS_GAS": 0x09, "ABS_BRAKE": 0x0a,
+        "ABS_PRESSURE": 0x18, "ABS_DISTANCE": 0x19, "ABS_TILT_X": 0x1a, "ABS_TILT_Y": 0x1b, "ABS_MISC": 0x28,
+    ]
 }
 
 /// The range of one absolute axis, as EVIOCGABS reports it.

@@ -56,6 +56,18 @@ public struct LockScreen: Sendable {
         return apply(pattern.handle(passed, at: now), at: now)
     }
 
+    /// A key from a hardware keypad. The lock screen has no code pad yet, so a key changes
+    /// nothing; it is logged (never its digit) so that a keypad can be checked.
+    public mutating func key(_ key: KeyInput, at now: Instant) -> [Action] {
+        switch key {
+        case .digit: Log.debug("keypad: a digit at \(now)")
+        case .backspace: Log.debug("keypad: backspace at \(now)")
+        case .enter: Log.debug("keypad: enter at \(now)")
+        case .escape: Log.debug("keypad: escape at \(now)")
+        }
+        return []
+    }
+
     public mutating func verified(_ match: Bool, at now: Instant) -> [Action] {
         var out: [Action] = []
         for a in session.verified(match, at: now) {

@@ -1,29 +1,36 @@
-/// Assembles multitouch protocol B events into frames at SYN_REPORT, as libinput does:
-/// per-slot state persists between frames (a panel may send no X/Y for a new contact at
-/// the slot's last position); a touch's phase advances only after its frame is emitted,
-/// so each touch is reported `began` once and `ended` once.
+/// Assembles a touch device's events into frames at SYN_REPORT, as libinput does, for
+/// the three ways panels report contacts (`TouchMode`):
+///
+/// - protocol B: per-slot state persists between frames (a panel may send no X/Y for a
+///   new contact at the slot's last position); tracking id -1 ends a touch, a new id on a
+///   busy slot ends the old touch and begins a new one;
+/// - protocol A: the contacts of each frame (separated by SYN_MT_REPORT) are matched to
+///   the previous frame's by nearest distance, as the kernel's slot assignment does;
+/// - single touch: a button (BTN_TOUCH or BTN_LEFT) and two absolute axes.
+///
+/// A touch's phase advances only after its frame is emitted, so each touch is reported
+/// `began` once and `ended` once; a touch that begins and ends within one frame is
+/// reported both in that frame.
 public struct TouchFrameAssembler: Sendable {
-    private struct Slot: Sendable {
-        var trackingID: Int32 = -1
-        var position = DevicePoint(x: 0, y: 0)
-        var touchID: Int?          // our id for the contact now in this slot
-        var endedTouchID: Int?     // a contact that ended in the current frame
-        var endedPosition = DevicePoint(x: 0, y: 0)
-        var endedUnseen = false    // the ended contact began in this same frame
-        var began = false
-        var moved = false
-    }
-
-    private var slots: [Slot]
-    private var current = 0
-    private var nextTouchID = 1
-    private var dirty = false
+    public let mode: TouchMode
+    // Exactly one of these is set, by `mode`.
+    private var slotEngine: SlotEngine?
+    private var contactEngine: ContactEngine?
+    private var singleEngine: SingleEngine?
     /// After SYN_DROPPED the kernel's events up to the next SYN_REPORT are incomplete.
     private var dropping = false
 
-    public init(slotCount: Int) {
-        slots = Array(repeating: Slot(), count: max(1, slotCount))
+    public init(mode: TouchMode) {
+        self.mode = mode
+        switch mode {
+        case .multitouchB(let n): slotEngine = SlotEngine(slotCount: n)
+        case .multitouchA: contactEngine = ContactEngine()
+        case .single(let button, let x, let y): singleEngine = SingleEngine(button: button, xCode: x, yCode: y)
+        }
     }
+
+    /// A protocol B assembler with `slotCount` slots.
+    public init(slotCount: Int) { self.init(mode: .multitouchB(slots: slotCount)) }
 
     /// Feeds one event; returns a frame at a SYN_REPORT that changed something.
     public mutating func feed(_ e: InputEvent) -> TouchFrame? {
@@ -32,10 +39,21 @@ public struct TouchFrameAssembler: Sendable {
             switch e.code {
             case EventCode.SYN_REPORT:
                 if dropping { dropping = false; return nil }
-                return emit(at: e.time)
+                switch mode {
+                case .multitouchB: return slotEngine!.report(at: e.time)
+                case .multitouchA: return contactEngine!.report(at: e.time)
+                case .single: return singleEngine!.report(at: e.time)
+                }
+            case EventCode.SYN_MT_REPORT:
+                if dropping { return nil }
+                switch mode {
+                case .multitouchA: contactEngine!.mtReport()
+                case .multitouchB, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
+                }
+                return nil
             case EventCode.SYN_DROPPED:
-                // The input layer resyncs through libevdev and feeds the synced deltas; events
-                // up to the next SYN_REPORT belong to a frame the kernel cut short.
+                // The events up to the next SYN_REPORT belong to a frame the kernel cut
+                // short. A live device is then resynced (`resync`) from libevdev's state.
                 dropping = true
                 return nil
             default:
@@ -43,14 +61,86 @@ public struct TouchFrameAssembler: Sendable {
             }
         case EventCode.EV_ABS:
             if dropping { return nil }
-            absolute(e.code, e.value)
+            switch mode {
+            case .multitouchB: slotEngine!.absolute(e.code, e.value)
+            case .multitouchA: contactEngine!.absolute(e.code, e.value)
+            case .single: singleEngine!.absolute(e.code, e.value)
+            }
+            return nil
+        case EventCode.EV_KEY:
+            if dropping { return nil }
+            switch mode {
+            case .multitouchB, .multitouchA: break  // BTN_TOUCH follows the contacts; nothing to add
+            case .single: singleEngine!.key(e.code, e.value)
+            }
             return nil
         default:
             return nil
         }
     }
 
-    private mutating func absolute(_ code: UInt16, _ value: Int32) {
+    /// Brings the touch state to the device's after SYN_DROPPED: every touch whose slot
+    /// the device reports empty (or whose finger is up) ends; a slot with a new tracking
+    /// id ends its old touch and begins a new one. Returns the frame of those changes.
+    public mutating func resync(to snapshot: DeviceSnapshot, at time: Instant) -> TouchFrame? {
+        dropping = false
+        switch mode {
+        case .multitouchB: return slotEngine!.resync(snapshot, at: time)
+        case .multitouchA: return contactEngine!.resync(snapshot, at: time)
+        case .single: return singleEngine!.resync(snapshot, at: time)
+        }
+    }
+
+    /// Ends every contact, as when the device goes away mid gesture.
+    public mutating func releaseAll(at time: Instant) -> TouchFrame? {
+        dropping = false
+        switch mode {
+        case .multitouchB: return slotEngine!.releaseAll(at: time)
+        case .multitouchA: return contactEngine!.releaseAll(at: time)
+        case .single: return singleEngine!.releaseAll(at: time)
+        }
+    }
+
+    /// The touches down after the last frame, as (id, slot).
+    public var touchesDown: [(id: Int, slot: Int?)] {
+        switch mode {
+        case .multitouchB: slotEngine!.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
+        case .multitouchA: contactEngine!.active.map { ($0.id, nil) }
+        case .single: singleEngine!.touchID.map { [($0, nil)] } ?? []
+        }
+    }
+}
+
+private func point(_ x: Int32?, _ y: Int32?) -> DevicePoint? {
+    guard let x, let y else { return nil }
+    return DevicePoint(x: x, y: y)
+}
+
+// MARK: protocol B
+
+private struct SlotEngine {
+    struct Slot: Sendable {
+        var trackingID: Int32 = -1
+        var x: Int32?
+        var y: Int32?
+        var touchID: Int?          // our id for the contact now in this slot
+        /// Contacts that ended in the current frame (more than one when a frame, or a
+        /// frame and a resync, replace a slot's contact twice); `unseen`: it began in
+        /// this same frame too.
+        var ended: [(id: Int, position: DevicePoint?, unseen: Bool)] = []
+        var began = false
+        var moved = false
+        var position: DevicePoint? { point(x, y) }
+    }
+
+    var slots: [Slot]
+    var current = 0
+    var dirty = false
+    var nextID = 1
+
+    init(slotCount: Int) { slots = Array(repeating: Slot(), count: max(1, slotCount)) }
+
+    mutating func absolute(_ code: UInt16, _ value: Int32) {
         switch code {
         case EventCode.ABS_MT_SLOT:
             if value >= 0 && Int(value) < slots.count {
@@ -60,27 +150,27 @@ public struct TouchFrameAssembler: Sendable {
             }
         case EventCode.ABS_MT_TRACKING_ID:
             var s = slots[current]
-            if value == -1 {
-                if let id = s.touchID { endTouch(&s, id) }
-            } else if value != s.trackingID {
-                if let id = s.touchID { endTouch(&s, id) }  // new id on a busy slot: end the old
-                s.touchID = nextTouchID
-                nextTouchID += 1
+            if value < 0 {
+                if s.touchID != nil { endTouch(&s) }
+            } else if value != s.trackingID || s.touchID == nil {
+                if s.touchID != nil { endTouch(&s) }  // new id on a busy slot: end the old
+                s.touchID = nextID
+                nextID += 1
                 s.began = true
                 s.moved = false
             }
-            s.trackingID = value
+            s.trackingID = value < 0 ? -1 : value
             slots[current] = s
             dirty = true
         case EventCode.ABS_MT_POSITION_X:
-            if slots[current].position.x != value {
-                slots[current].position.x = value
+            if slots[current].x != value {
+                slots[current].x = value
                 slots[current].moved = true
                 dirty = true
             }
         case EventCode.ABS_MT_POSITION_Y:
-            if slots[current].position.y != value {
-                slots[current].position.y = value
+            if slots[current].y != value {
+                slots[current].y = value
                 slots[current].moved = true
                 dirty = true
             }
@@ -89,31 +179,24 @@ public struct TouchFrameAssembler: Sendable {
         }
     }
 
-    private mutating func endTouch(_ s: inout Slot, _ id: Int) {
-        if s.endedTouchID != nil {
-            Log.bug("slot \(current) ended two contacts in one frame; dropping the earlier end")
-        }
-        s.endedTouchID = id
-        s.endedPosition = s.position
-        s.endedUnseen = s.began
+    func endTouch(_ s: inout Slot) {
+        guard let id = s.touchID else { return }
+        s.ended.append((id, s.position, s.began))
         s.touchID = nil
         s.began = false
     }
 
-    private mutating func emit(at time: Instant) -> TouchFrame? {
+    mutating func report(at time: Instant) -> TouchFrame? {
         guard dirty else { return nil }
         dirty = false
         var touches: [Touch] = []
         for i in slots.indices {
             var s = slots[i]
-            if let ended = s.endedTouchID {
-                if s.endedUnseen {
-                    touches.append(Touch(id: ended, slot: i, phase: .began, position: s.endedPosition))
-                    s.endedUnseen = false
-                }
-                touches.append(Touch(id: ended, slot: i, phase: .ended, position: s.endedPosition))
-                s.endedTouchID = nil
+            for e in s.ended {
+                if e.unseen { touches.append(Touch(id: e.id, slot: i, phase: .began, position: e.position)) }
+                touches.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position))
             }
+            s.ended.removeAll()
             if let id = s.touchID {
                 let phase: TouchPhase = s.began ? .began : (s.moved ? .moved : .stationary)
                 touches.append(Touch(id: id, slot: i, phase: phase, position: s.position))
@@ -125,16 +208,203 @@ public struct TouchFrameAssembler: Sendable {
         return TouchFrame(time: time, touches: touches)
     }
 
-    /// Ends every contact, as when the device goes away mid gesture.
-    public mutating func releaseAll(at time: Instant) -> TouchFrame? {
+    mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
+        for i in slots.indices {
+            current = i
+            let d = i < snap.slots.count ? snap.slots[i] : DeviceSnapshot.Slot(trackingID: -1)
+            absolute(EventCode.ABS_MT_TRACKING_ID, d.trackingID)
+            if let x = d.x { absolute(EventCode.ABS_MT_POSITION_X, x) }
+            if let y = d.y { absolute(EventCode.ABS_MT_POSITION_Y, y) }
+        }
+        current = min(max(0, snap.currentSlot), slots.count - 1)
+        return report(at: time)
+    }
+
+    mutating func releaseAll(at time: Instant) -> TouchFrame? {
+        let was = current
         for i in slots.indices where slots[i].touchID != nil {
             current = i
-            var s = slots[i]
-            endTouch(&s, s.touchID!)
-            s.trackingID = -1
-            slots[i] = s
-            dirty = true
+            absolute(EventCode.ABS_MT_TRACKING_ID, -1)
         }
-        return emit(at: time)
+        current = was
+        return report(at: time)
+    }
+}
+
+// MARK: protocol A
+
+private struct ContactEngine {
+    struct Active: Sendable {
+        var id: Int
+        var position: DevicePoint?
+    }
+    var active: [Active] = []
+    /// Contacts reported in the frame being read.
+    var contacts: [DevicePoint?] = []
+    var x: Int32?
+    var y: Int32?
+    var hasData = false
+    var nextID = 1
+
+    mutating func absolute(_ code: UInt16, _ value: Int32) {
+        switch code {
+        case EventCode.ABS_MT_POSITION_X: x = value; hasData = true
+        case EventCode.ABS_MT_POSITION_Y: y = value; hasData = true
+        case 0x30...0x3e: hasData = true   // other ABS_MT_* values describe the same contact
+        default: break
+        }
+    }
+
+    mutating func mtReport() {
+        // An empty SYN_MT_REPORT (no values since the last one) means "no contact".
+        if hasData { contacts.append(point(x, y)) }
+        x = nil; y = nil; hasData = false
+    }
+
+    mutating func report(at time: Instant) -> TouchFrame? {
+        if hasData { mtReport() }  // a driver that left out the last SYN_MT_REPORT
+        let now = contacts
+        contacts = []
+        return apply(now, at: time)
+    }
+
+    /// Matches `now` to the active touches, nearest pairs first; the rest begin or end.
+    mutating func apply(_ now: [DevicePoint?], at time: Instant) -> TouchFrame? {
+        var pairs: [(d: Int64, old: Int, new: Int)] = []
+        for (i, a) in active.enumerated() {
+            for (j, p) in now.enumerated() { pairs.append((Self.distance(a.position, p), i, j)) }
+        }
+        pairs.sort { ($0.d, $0.old, $0.new) < ($1.d, $1.old, $1.new) }
+        var oldTaken = Array(repeating: false, count: active.count)
+        var newOwner = Array(repeating: -1, count: now.count)
+        for p in pairs where !oldTaken[p.old] && newOwner[p.new] < 0 {
+            oldTaken[p.old] = true
+            newOwner[p.new] = p.old
+        }
+        var touches: [Touch] = []
+        var next: [Active] = []
+        var changed = false
+        for (i, a) in active.enumerated() where !oldTaken[i] {
+            touches.append(Touch(id: a.id, slot: nil, phase: .ended, position: a.position))
+            changed = true
+        }
+        for (j, p) in now.enumerated() {
+            if newOwner[j] >= 0 {
+                let a = active[newOwner[j]]
+                let moved = a.position != p
+                if moved { changed = true }
+                touches.append(Touch(id: a.id, slot: nil, phase: moved ? .moved : .stationary, position: p))
+                next.append(Active(id: a.id, position: p))
+            } else {
+                touches.append(Touch(id: nextID, slot: nil, phase: .began, position: p))
+                next.append(Active(id: nextID, position: p))
+                nextID += 1
+                changed = true
+            }
+        }
+        active = next.sorted { $0.id < $1.id }
+        guard changed else { return nil }
+        touches.sort { ($0.id, $0.phase == .ended ? 1 : 0) < ($1.id, $1.phase == .ended ? 1 : 0) }
+        return TouchFrame(time: time, touches: touches)
+    }
+
+    static func distance(_ a: DevicePoint?, _ b: DevicePoint?) -> Int64 {
+        guard let a, let b else { return a == nil && b == nil ? 0 : Int64.max / 4 }
+        let dx = Int64(a.x) - Int64(b.x), dy = Int64(a.y) - Int64(b.y)
+        return dx * dx + dy * dy
+    }
+
+    mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
+        // Protocol A has no contact state to read back. With the touch button up (or no
+        // button to ask), every touch ends; with it down, the next frame lists the contacts.
+        contacts = []; x = nil; y = nil; hasData = false
+        if snap.keys[EventCode.BTN_TOUCH] == 1 { return nil }
+        return apply([], at: time)
+    }
+
+    mutating func releaseAll(at time: Instant) -> TouchFrame? {
+        contacts = []; x = nil; y = nil; hasData = false
+        return apply([], at: time)
+    }
+}
+
+// MARK: single touch
+
+private struct SingleEngine {
+    let button: UInt16
+    let xCode: UInt16
+    let yCode: UInt16
+    var x: Int32?
+    var y: Int32?
+    var down = false
+    var touchID: Int?
+    var began = false
+    var moved = false
+    var endedID: Int?
+    var endedPosition: DevicePoint?
+    var endedUnseen = false
+    var dirty = false
+    var nextID = 1
+
+    init(button: UInt16, xCode: UInt16, yCode: UInt16) {
+        self.button = button; self.xCode = xCode; self.yCode = yCode
+    }
+
+    mutating func absolute(_ code: UInt16, _ value: Int32) {
+        if code == xCode, x != value { x = value; moved = true; dirty = true }
+        if code == yCode, y != value { y = value; moved = true; dirty = true }
+    }
+
+    mutating func key(_ code: UInt16, _ value: Int32) {
+        guard code == button else { return }
+        let pressed = value != 0
+        if pressed == down { return }
+        down = pressed
+        dirty = true
+        if pressed {
+            touchID = nextID
+            nextID += 1
+            began = true
+            moved = false
+        } else if touchID != nil {
+            endedID = touchID
+            endedUnseen = began
+            endedPosition = point(x, y)
+            touchID = nil
+            began = false
+        }
+    }
+
+    mutating func report(at time: Instant) -> TouchFrame? {
+        guard dirty else { return nil }
+        dirty = false
+        var touches: [Touch] = []
+        if endedID != nil {
+            if endedUnseen {
+                touches.append(Touch(id: endedID!, slot: nil, phase: .began, position: endedPosition))
+                endedUnseen = false
+            }
+            touches.append(Touch(id: endedID!, slot: nil, phase: .ended, position: endedPosition))
+            endedID = nil
+        }
+        if touchID != nil {
+            let phase: TouchPhase = began ? .began : (moved ? .moved : .stationary)
+            touches.append(Touch(id: touchID!, slot: nil, phase: phase, position: point(x, y)))
+        }
+        began = false
+        moved = false
+        return touches.isEmpty ? nil : TouchFrame(time: time, touches: touches)
+    }
+
+    mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
+        if let v = snap.axes[xCode] { absolute(xCode, v) }
+        if let v = snap.axes[yCode] { absolute(yCode, v) }
+        key(button, snap.keys[button] ?? 0)
+        return report(at: time)
+    }
+
+    mutating func releaseAll(at time: Instant) -> TouchFrame? {
+        key(button, 0)
+        return report(at: time)
     }
 }

@@ -8,17 +8,10 @@ public final class EvdevDevice {
     public let path: String
     public let name: String
     public let fd: Int32
-    public let slotCount: Int
-    public let xRange: AxisRange
-    public let yRange: AxisRange
+    /// What the device says about itself; decides how its touches are read.
+    public let description: DeviceDescription
     private let dev: OpaquePointer
     public private(set) var grabbed = false
-
-    public enum Kind: Equatable, Sendable {
-        case touchscreen
-        /// Not a direct multitouch device, with the reason.
-        case other(String)
-    }
 
     public enum ReadResult: Equatable {
         /// Read until EAGAIN.
@@ -46,10 +39,50 @@ public final class EvdevDevice {
         self.dev = dev!
         libevdev_set_clock_id(self.dev, CLOCK_MONOTONIC)
         name = String(cString: libevdev_get_name(self.dev))
-        let slots = libevdev_get_num_slots(self.dev)
-        slotCount = slots > 0 ? Int(slots) : 1
-        xRange = Self.axis(self.dev, ABS_MT_POSITION_X) ?? Self.axis(self.dev, ABS_X) ?? AxisRange(minimum: 0, maximum: 1)
-        yRange = Self.axis(self.dev, ABS_MT_POSITION_Y) ?? Self.axis(self.dev, ABS_Y) ?? AxisRange(minimum: 0, maximum: 1)
+        description = Self.describe(self.dev, name: name)
+    }
+
+    /// The same description an evemu file gives: ids, properties, codes and axes.
+    private static func describe(_ dev: OpaquePointer, name: String) -> DeviceDescription {
+        var d = DeviceDescription(name: name, id: DeviceID(
+            bus: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(dev)),
+            vendor: UInt16(truncatingIfNeeded: libevdev_get_id_vendor(dev)),
+            product: UInt16(truncatingIfNeeded: libevdev_get_id_product(dev)),
+            version: UInt16(truncatingIfNeeded: libevdev_get_id_version(dev))))
+        for p in 0...Int(INPUT_PROP_MAX) where libevdev_has_property(dev, UInt32(p)) != 0 { d.properties.insert(p) }
+        for (type, maxCode) in [(EV_KEY, KEY_MAX), (EV_REL, REL_MAX), (EV_ABS, ABS_MAX)] {
+            for code in 0...Int(maxCode) where libevdev_has_event_code(dev, UInt32(type), UInt32(code)) != 0 {
+                d.codes[UInt16(type), default: []].insert(UInt16(code))
+            }
+        }
+        for code in d.codes[UInt16(EV_ABS)] ?? [] {
+            if let a = axis(dev, Int32(code)) { d.axes[code] = a }
+        }
+        return d
+    }
+
+    /// The device's state as libevdev holds it (after a sync, the kernel's).
+    public func snapshot() -> DeviceSnapshot {
+        var s = DeviceSnapshot()
+        let slots = libevdev_get_num_slots(dev)
+        if slots > 0 {
+            for i in 0..<slots {
+                func value(_ code: Int32) -> Int32? {
+                    var v: Int32 = 0
+                    return libevdev_fetch_slot_value(dev, UInt32(i), UInt32(code), &v) != 0 ? v : nil
+                }
+                s.slots.append(DeviceSnapshot.Slot(trackingID: value(ABS_MT_TRACKING_ID) ?? -1,
+                                                   x: value(ABS_MT_POSITION_X), y: value(ABS_MT_POSITION_Y)))
+            }
+            s.currentSlot = Int(libevdev_get_current_slot(dev))
+        }
+        for code in description.codes[UInt16(EV_KEY)] ?? [] where code == EventCode.BTN_TOUCH || code == EventCode.BTN_LEFT {
+            s.keys[code] = libevdev_get_event_value(dev, UInt32(EV_KEY), UInt32(code))
+        }
+        for code in description.axes.keys where code < EventCode.ABS_MT_SLOT {
+            s.axes[code] = libevdev_get_event_value(dev, UInt32(EV_ABS), UInt32(code))
+        }
+        return s
     }
 
     deinit {
@@ -65,33 +98,21 @@ public final class EvdevDevice {
                          resolution: info.pointee.resolution)
     }
 
-    /// A direct-touch multitouch device (protocol B): INPUT_PROP_DIRECT, or multitouch
-    /// axes without pointer buttons (as libinput and the kernel's hid-multitouch see it).
-    public var kind: Kind {
-        let hasMT = libevdev_has_event_code(dev, UInt32(EV_ABS), UInt32(ABS_MT_POSITION_X)) != 0
-            && libevdev_has_event_code(dev, UInt32(EV_ABS), UInt32(ABS_MT_POSITION_Y)) != 0
-        if !hasMT { return .other("no multitouch axes") }
-        if libevdev_has_event_code(dev, UInt32(EV_ABS), UInt32(ABS_MT_SLOT)) == 0 {
-            return .other("multitouch protocol A is not supported yet")
-        }
-        let direct = libevdev_has_property(dev, UInt32(INPUT_PROP_DIRECT)) != 0
-        let pointerButtons = libevdev_has_event_code(dev, UInt32(EV_KEY), UInt32(BTN_LEFT)) != 0
-            || libevdev_has_property(dev, UInt32(INPUT_PROP_POINTER)) != 0
-        if direct || !pointerButtons { return .touchscreen }
-        return .other("an indirect device (touchpad or tablet)")
-    }
-
-    /// Reads every pending event. On SYN_DROPPED, libevdev's sync brings the state back
-    /// to the device's: the deltas it returns are passed on like ordinary events, so no
-    /// touch stays down that the finger has lifted.
-    public func read(_ sink: (InputEvent) -> Void) -> ReadResult {
+    /// Reads every pending event. On SYN_DROPPED, libevdev drops the kernel's cut frame
+    /// and syncs its state with the device; the sync's events bring libevdev up to date,
+    /// then `resync` gets the synced state (and the time of the sync), so that no touch
+    /// stays down that the finger has lifted.
+    public func read(_ sink: (InputEvent) -> Void, resync: (DeviceSnapshot, Instant) -> Void) -> ReadResult {
         var ev = input_event()
         var flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
+        var syncTime: Instant?
         while true {
             let rc = libevdev_next_event(dev, flags, &ev)
             if rc == -EAGAIN {
                 if flags == LIBEVDEV_READ_FLAG_SYNC.rawValue {
                     flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue  // sync finished
+                    resync(snapshot(), syncTime ?? EventLoop.now())
+                    syncTime = nil
                     continue
                 }
                 return .drained
@@ -109,9 +130,36 @@ public final class EvdevDevice {
                     continue
                 }
             }
-            sink(InputEvent(type: ev.type, code: ev.code, value: ev.value,
-                            time: Instant(seconds: Int(ev.time.tv_sec), microseconds: Int(ev.time.tv_usec))))
+            let time = Instant(seconds: Int(ev.time.tv_sec), microseconds: Int(ev.time.tv_usec))
+            if flags == LIBEVDEV_READ_FLAG_SYNC.rawValue {
+                syncTime = time  // a sync delta: libevdev's state is what counts
+                continue
+            }
+            sink(InputEvent(type: ev.type, code: ev.code, value: ev.value, time: time))
         }
+    }
+
+    /// A property udev recorded for this node (`E:KEY=VALUE` in /run/udev/data/cMAJOR:MINOR),
+    /// such as LIBINPUT_CALIBRATION_MATRIX; nil without udev or without the property.
+    public func udevProperty(_ key: String, database: String = "/run/udev/data") -> String? {
+        var st = stat()
+        do { try SystemCall.check("fstat", path) { fstat(fd, &st) } } catch { return nil }
+        // glibc's major()/minor() are macros that do not import.
+        let dev = UInt64(st.st_rdev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        let file = "\(database)/c\(major):\(minor)"
+        guard let f = try? SystemCall.checkPointer("fopen", file, { fopen(file, "re") }) else { return nil }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 4096)
+        let prefix = "E:\(key)="
+        while fgets(&line, Int32(line.count), f) != nil {
+            let text = String(decoding: line.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix(prefix) {
+                return String(text.dropFirst(prefix.count).prefix(while: { $0 != "\n" }))
+            }
+        }
+        return nil
     }
 
     /// EVIOCGRAB: while locked, no touch reaches other readers (the kiosk app).

@@ -121,8 +121,10 @@ func benchInput(_ o: BenchOptions) {
     t0 = now()
     for _ in 0..<passes {
         for (rec, _) in streams {
-            var assembler = TouchFrameAssembler(slotCount: rec.slotCount)
-            let mapping = ScreenMapping(x: rec.xRange!, y: rec.yRange!, screen: screen)
+            guard let desc = rec.description, case .success(let mode) = desc.touchMode(),
+                  let axes = desc.positionAxes(mode) else { continue }
+            var assembler = TouchFrameAssembler(mode: mode)
+            let mapping = ScreenMapping(x: axes.x, y: axes.y, screen: screen)
             var lock = PatternLock(grid: .layout(on: screen), minimumLength: 1)
             var touches: [ScreenTouch] = []
             touches.reserveCapacity(16)
@@ -130,7 +132,10 @@ func benchInput(_ o: BenchOptions) {
                 guard let f = assembler.feed(e) else { continue }
                 frames += 1
                 touches.removeAll(keepingCapacity: true)
-                for t in f.touches { touches.append(ScreenTouch(id: t.id, phase: t.phase, point: mapping.map(t.position))) }
+                for t in f.touches {
+                    guard let p = t.position else { continue }
+                    touches.append(ScreenTouch(id: t.id, phase: t.phase, point: mapping.map(p)))
+                }
                 for a in lock.handle(touches, at: f.time) {
                     if case .submit = a { submitted += 1; _ = lock.verdict(accepted: false, at: f.time, errorHold: Interval(microseconds: 0)); _ = lock.timerFired(at: f.time) }
                 }

@@ -13,6 +13,10 @@ let usage = """
       hash-pattern [--grid RxC]    read a pattern (node numbers from 0, e.g. 0-1-2-5-8)
                                    on standard input; print its salted hash for
                                    the pattern_hash setting
+      replay RECORDING [--desc DESCRIPTION] [--quirk QUIRK] --json
+                                   decode an evemu recording through the daemon's
+                                   touch assembler; print protocol, frames, sessions
+                                   and every touch as one JSON object (no daemon)
 
     Options:
       --socket PATH   the control socket (default: $\(ControlProtocol.socketEnvironmentVariable), \
@@ -125,6 +129,7 @@ func request(_ client: ControlClient, _ kind: RequestKind, echo: Bool) -> String
 let arguments = Array(CommandLine.arguments.dropFirst())
 // hash-pattern needs no daemon and takes options of its own.
 if arguments.first == "hash-pattern" { exit(hashPatternCommand(Array(arguments.dropFirst()))) }
+if arguments.first == "replay" { exit(replayCommand(Array(arguments.dropFirst()))) }
 let options = Options(arguments: arguments)
 if options.timeout != nil && options.command != "wait-unlock" {
     usageError("--timeout applies to wait-unlock only")

@@ -51,12 +51,18 @@ final class Daemon {
         let deliver: ([ScreenTouch], Instant) -> Void = { [unowned self] touches, time in
             self.perform(self.lock.touches(touches, at: time), eventTime: time)
         }
+        let deliverKey: (KeyInput, Instant) -> Void = { [unowned self] key, time in
+            self.perform(self.lock.key(key, at: time), eventTime: time)
+        }
+        let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation)
         var useReplay = options.input == .replay
         if options.input != .replay {
-            let inputs = EvdevInputs(loop: loop, screen: display.size, deliver: deliver)
+            let inputs = EvdevInputs(loop: loop, screen: display.size, settings: settings,
+                                     deliver: deliver, deliverKey: deliverKey)
             inputs.openAll()
             if inputs.count > 0 || options.input == .evdev {
-                if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input") }
+                if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input yet; waiting for one") }
+                inputs.watchForHotplug()
                 evdev = inputs
             } else {
                 useReplay = true
@@ -70,9 +76,16 @@ final class Daemon {
             do { text = try readFile(path) } catch { throw StartError("\(error)") }
             let rec: EvemuRecording
             do { rec = try EvemuRecording(parsing: text) } catch { throw StartError("\(path):\(error.line): \(error.message)") }
-            guard let x = rec.xRange, let y = rec.yRange else { throw StartError("\(path): the recording describes no X/Y axes") }
-            let input = TouchInput(label: path, slots: rec.slotCount, x: x, y: y, screen: display.size, deliver: deliver)
-            let source = ReplaySource(recording: rec, loop: loop) { input.feed($0) }
+            guard let device = rec.description else { throw StartError("\(path): the recording holds no device description") }
+            let input: TouchInput
+            switch TouchInput.make(label: path, device: device, settings: settings, screen: display.size, deliver: deliver) {
+            case .success(let t): input = t
+            case .failure(let why): throw StartError("\(path): not a touchscreen: \(why)")
+            }
+            let source = ReplaySource(recording: rec, loop: loop) { e in
+                input.feed(e)
+                if let k = KeyInput(e) { deliverKey(k, e.time) }
+            }
             source.onFinished = { Log.info("replay of \(path) finished") }
             replay = source
             Log.info("replaying \(path): \(rec.events.count) events")

@@ -94,7 +94,7 @@ func assemble(_ rec: EvemuRecording) -> [TouchFrame] {
                               builder: SceneBuilder(theme: Theme(), size: screen))
         var attempts: [[Int]] = []
         for frame in assemble(rec) {
-            let touches = frame.touches.map { ScreenTouch(id: $0.id, phase: $0.phase, point: mapping.map($0.position)) }
+            let touches = frame.touches.map { ScreenTouch(id: $0.id, phase: $0.phase, point: mapping.map($0.position!)) }
             for case .verify(let p) in lock.touches(touches, at: frame.time) {
                 attempts.append(p.nodes)
                 // The first attempt is wrong; the hold runs out before the second.

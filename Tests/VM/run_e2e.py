@@ -518,6 +518,99 @@ class Run:
 
         for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock)):
             self.record(name, fn)
+        self.panel_checks(guest, nodes, w, h)
+
+    # Real panels: uinput clones of recorded descriptions, hotplug, SYN_DROPPED.
+    CLONES = [("(d) a protocol-A panel (N-Trig) plugged in after start unlocks", "ntrig-dell-xt2-protocol-a.desc"),
+              ("(e) a single-touch panel (Elo, BTN_LEFT) plugged in after start unlocks",
+               "elo-2700-intellitouch-singletouch.desc"),
+              ("(f) a 10-finger panel (3M, 60 slots) plugged in after start unlocks", "3m-microtouch-0596-0502-22in.desc")]
+    PANEL_CHECKS = [name for name, _ in CLONES] + [
+        "(g) unplugging and re-plugging the panel mid gesture leaves no touch stuck",
+        "(h) a SYN_DROPPED flood leaves the daemon working and no touch stuck"]
+
+    def panel_checks(self, guest, nodes, w, h):
+        self.expect_checks(self.PANEL_CHECKS)
+        counter = {"n": 0}
+
+        def new_daemon():
+            """Stops the injector and the daemon running, starts a daemon that exits at the
+            first unlock, and waits for its first frame."""
+            guest.run("exec 3>&-; kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/touchlock.conf --display drm --input evdev --once </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!")
+            guest.expect(r"first frame shown", 30, since, what="the daemon's first frame")
+
+        def plug(desc):
+            """Starts an injector (a clone of `desc`, or the test panel) and waits until the
+            daemon has adopted it."""
+            counter["n"] += 1
+            fifo = f"/tmp/inject{counter['n']}"
+            since = guest.mark()
+            arg = f" --desc /usr/share/touchlock-test/{desc}" if desc else ""
+            guest.run(f"mkfifo {fifo} && exec 3<>{fifo}")
+            # Without fd 3 the injector sees the end of its input when the next one starts.
+            guest.run(f"touchinject{arg} <{fifo} 3>&- >/dev/console 2>&1 &")
+            m, _, _ = guest.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the uinput device")
+            adopt(m.group(1), since)
+
+        def adopt(node, since):
+            guest.run("echo \"wait-open $DPID\" >&3")
+            guest.expect(r"^opened " + re.escape(node), 15, since, what=f"the daemon adopting {node}")
+            guest.run(f"echo 'size {w} {h}' >&3")
+
+        def unlock_with(cmds, marker):
+            since = guest.mark()
+            guest.run(f"(touchlockctl --socket {SOCKET} wait-unlock --timeout 20; echo \"@@wait-unlock $?\")"
+                      " </dev/null >/dev/console 2>&1 &")
+            inject(guest, cmds, marker)
+            m, _, _ = guest.expect(r"^@@wait-unlock (\d+)$", 25, since, what="wait-unlock to exit")
+            if m.group(1) != "0":
+                raise CheckFailed(f"no unlock: touchlockctl wait-unlock exited {m.group(1)}")
+
+        def clone(desc):
+            def check():
+                new_daemon()
+                plug(desc)
+                unlock_with(stroke(nodes, RIGHT, lift=True), f"@@clone-{desc}")
+            return check
+
+        def replug():
+            new_daemon()
+            plug(None)
+            # Half a pattern, then the panel goes away with the finger down, and comes back.
+            half = stroke(nodes, RIGHT[:3], lift=False)[:-8]
+            inject(guest, half, "@@half-stroke")
+            since = guest.mark()
+            inject(guest, ["unplug", "sleep 200", "replug"], "@@replugged")
+            m, _, _ = guest.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the re-plugged device")
+            adopt(m.group(1), since)
+            # The finger on the unplugged panel has ended: no node stays selected.
+            poll_screen(guest, nodes, RIGHT[:3], "idle", 5)
+            unlock_with(stroke(nodes, RIGHT, lift=True), "@@after-replug")
+
+        def flood():
+            new_daemon()
+            plug(None)
+            x, y = nodes[4]
+            inject(guest, [f"down {x:.1f} {y:.1f}"], "@@down")
+            poll_screen(guest, nodes, [4], "drawing", 5)
+            # The daemon stops reading; the finger lifts amid more events than the evdev
+            # buffer holds, so the lift is lost and only libevdev's sync can tell.
+            since = guest.mark()
+            guest.run("kill -STOP $DPID")
+            inject(guest, ["flood 3000", "up", "flood 3000"], "@@flooded")
+            guest.run("kill -CONT $DPID")
+            guest.expect(r"SYN_DROPPED", 10, since, what="the daemon noticing SYN_DROPPED")
+            # The lifted finger has ended: node 4 is no longer selected.
+            poll_screen(guest, nodes, [4], "idle", 5)
+            unlock_with(stroke(nodes, RIGHT, lift=True), "@@after-flood")
+
+        for (name, desc) in self.CLONES:
+            self.record(name, clone(desc))
+        self.record(self.PANEL_CHECKS[3], replug)
+        self.record(self.PANEL_CHECKS[4], flood)
 
 
 def save(out, name, img):

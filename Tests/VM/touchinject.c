@@ -11,8 +11,18 @@
  *   up              the finger lifts: tracking id -1, BTN_TOUCH 0, SYN
  *   wait-open PID   blocks until process PID has this device's /dev/input/eventN open
  *                   (10 s at most), then prints "opened /dev/input/eventN"
+ *   unplug          destroys the device (mid gesture, if a finger is down)
+ *   replug          creates it again; prints "device /dev/input/eventN"
+ *   flood N         N frames of position reports back and forth, written at once (more
+ *                   than the evdev client buffer holds when N is large); the finger
+ *                   stays down or up as it was
  *   sleep MS        sleeps MS milliseconds
  *   echo TEXT       prints TEXT (a marker for whoever reads our stdout)
+ *
+ * With --desc FILE the device is a clone of an evemu description (N:, I:, P:, B:, A: lines,
+ * as evemu-describe writes them) and speaks the protocol the description implies: slots
+ * (protocol B), multitouch axes without slots (protocol A, SYN_MT_REPORT), or ABS_X/ABS_Y
+ * with BTN_TOUCH or BTN_LEFT (single touch). Positions are scaled to the axes' ranges.
  *
  * On start it prints "device /dev/input/eventN". Exit status: 0 at end of input, 1 if the
  * device cannot be created, 2 if a wait-open timed out, 3 on a malformed command.
@@ -36,17 +46,24 @@
 #define RES_Y 241
 
 static struct libevdev_uinput *uidev;
+static struct libevdev *dev;
 static int screen_w = 1280, screen_h = 800;
 static int tracking_id;
 static int finger_down;
+enum protocol { PROTOCOL_B, PROTOCOL_A, SINGLE };
+static enum protocol proto = PROTOCOL_B;
+static unsigned button = BTN_TOUCH;
 
-static int to_axis(double px, int size)
+/* Pixel to the range of axis `code`, [min, max] spanning the screen edge to edge. */
+static int to_axis(double px, int size, unsigned code)
 {
-    long v = (long)((px + 0.5) * (AXIS_MAX + 1) / size);
-    if (v < 0)
-        v = 0;
-    if (v > AXIS_MAX)
-        v = AXIS_MAX;
+    const struct input_absinfo *a = libevdev_get_abs_info(dev, code);
+    int min = a ? a->minimum : 0, max = a ? a->maximum : AXIS_MAX;
+    long v = min + (long)((px + 0.5) * ((long)max - min + 1) / size);
+    if (v < min)
+        v = min;
+    if (v > max)
+        v = max;
     return (int)v;
 }
 
@@ -59,13 +76,113 @@ static void emit(unsigned type, unsigned code, int value)
     }
 }
 
+static int has(unsigned type, unsigned code) { return libevdev_has_event_code(dev, type, code); }
+
 static void position(double x, double y)
 {
-    int ax = to_axis(x, screen_w), ay = to_axis(y, screen_h);
-    emit(EV_ABS, ABS_MT_POSITION_X, ax);
-    emit(EV_ABS, ABS_MT_POSITION_Y, ay);
-    emit(EV_ABS, ABS_X, ax);
-    emit(EV_ABS, ABS_Y, ay);
+    if (proto != SINGLE) {
+        emit(EV_ABS, ABS_MT_POSITION_X, to_axis(x, screen_w, ABS_MT_POSITION_X));
+        emit(EV_ABS, ABS_MT_POSITION_Y, to_axis(y, screen_h, ABS_MT_POSITION_Y));
+        if (proto == PROTOCOL_A)
+            emit(EV_SYN, SYN_MT_REPORT, 0);
+    }
+    if (has(EV_ABS, ABS_X) && has(EV_ABS, ABS_Y)) {
+        emit(EV_ABS, ABS_X, to_axis(x, screen_w, ABS_X));
+        emit(EV_ABS, ABS_Y, to_axis(y, screen_h, ABS_Y));
+    }
+}
+
+static void finger(int down, double x, double y)
+{
+    if (proto == PROTOCOL_B) {
+        emit(EV_ABS, ABS_MT_SLOT, 0);
+        if (down && !finger_down)
+            emit(EV_ABS, ABS_MT_TRACKING_ID, tracking_id++ & 0xffff);
+        if (!down)
+            emit(EV_ABS, ABS_MT_TRACKING_ID, -1);
+    }
+    if (down)
+        position(x, y);
+    else if (proto == PROTOCOL_A)
+        emit(EV_SYN, SYN_MT_REPORT, 0);    /* an empty report: no contact */
+    if (has(EV_KEY, button) && down != finger_down)
+        emit(EV_KEY, button, down);
+    emit(EV_SYN, SYN_REPORT, 0);
+    finger_down = down;
+}
+
+/* Reads an evemu description into `dev` (see FORMATS: P:/B: bitmasks, A: axes with a
+ * resolution from format 1.2 on). Returns 0, or -1 with a message. */
+static int read_description(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "touchinject: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int mask_bytes[EV_CNT] = { 0 }, prop_bytes = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        unsigned v[9];
+        int n, vals[5];
+        if (strncmp(line, "N: ", 3) == 0) {
+            libevdev_set_name(dev, line + 3);
+        } else if (sscanf(line, "I: %x %x %x %x", &v[0], &v[1], &v[2], &v[3]) == 4) {
+            libevdev_set_id_bustype(dev, v[0]);
+            libevdev_set_id_vendor(dev, v[1]);
+            libevdev_set_id_product(dev, v[2]);
+            libevdev_set_id_version(dev, v[3]);
+        } else if ((n = sscanf(line, "P: %x %x %x %x %x %x %x %x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])) > 0) {
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < 8; i++)
+                    if (v[j] & (1u << i))
+                        libevdev_enable_property(dev, 8 * (prop_bytes + j) + i);
+            prop_bytes += n;
+        } else if ((n = sscanf(line, "B: %x %x %x %x %x %x %x %x %x", &v[8], &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])) > 1) {
+            unsigned type = v[8];
+            if (type >= EV_CNT)
+                continue;
+            for (int j = 0; j < n - 1; j++)
+                for (int i = 0; i < 8; i++) {
+                    unsigned code = 8 * (mask_bytes[type] + j) + i;
+                    if (!(v[j] & (1u << i)) || type == EV_SYN || type == EV_ABS)
+                        continue;   /* EV_ABS codes come with their A: line */
+                    if (type == EV_REP)
+                        continue;
+                    libevdev_enable_event_code(dev, type, code, NULL);
+                }
+            mask_bytes[type] += n - 1;
+        } else if ((n = sscanf(line, "A: %x %d %d %d %d %d", &v[0], &vals[0], &vals[1], &vals[2], &vals[3], &vals[4])) >= 5) {
+            struct input_absinfo abs = { .minimum = vals[0], .maximum = vals[1], .fuzz = vals[2],
+                                         .flat = vals[3], .resolution = n == 6 ? vals[4] : 0 };
+            libevdev_enable_event_code(dev, EV_ABS, v[0], &abs);
+        }
+    }
+    fclose(f);
+    if (has(EV_ABS, ABS_MT_POSITION_X))
+        proto = has(EV_ABS, ABS_MT_SLOT) ? PROTOCOL_B : PROTOCOL_A;
+    else
+        proto = SINGLE;
+    button = has(EV_KEY, BTN_TOUCH) ? BTN_TOUCH : BTN_LEFT;
+    return 0;
+}
+
+static const char *create(void)
+{
+    int rc = libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &uidev);
+    if (rc < 0) {
+        fprintf(stderr, "touchinject: cannot create the uinput device: %s\n", strerror(-rc));
+        exit(1);
+    }
+    const char *node = libevdev_uinput_get_devnode(uidev);
+    if (!node) {
+        fprintf(stderr, "touchinject: the device has no /dev/input node (is sysfs mounted?)\n");
+        exit(1);
+    }
+    printf("device %s\n", node);
+    fflush(stdout);
+    return node;
 }
 
 static void sleep_ms(long ms)
@@ -105,38 +222,33 @@ static void enable_abs(struct libevdev *dev, unsigned code, int min, int max, in
     libevdev_enable_event_code(dev, EV_ABS, code, &abs);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    struct libevdev *dev = libevdev_new();
-    libevdev_set_name(dev, "touchlock test panel");
-    libevdev_set_id_bustype(dev, BUS_VIRTUAL);
-    libevdev_set_id_vendor(dev, 0x1d6b);
-    libevdev_set_id_product(dev, 0x7411);
-    libevdev_enable_property(dev, INPUT_PROP_DIRECT);
-    libevdev_enable_event_type(dev, EV_KEY);
-    libevdev_enable_event_code(dev, EV_KEY, BTN_TOUCH, NULL);
-    libevdev_enable_event_type(dev, EV_ABS);
-    enable_abs(dev, ABS_X, 0, AXIS_MAX, RES_X);
-    enable_abs(dev, ABS_Y, 0, AXIS_MAX, RES_Y);
-    enable_abs(dev, ABS_MT_SLOT, 0, 9, 0);
-    enable_abs(dev, ABS_MT_TRACKING_ID, 0, 65535, 0);
-    enable_abs(dev, ABS_MT_POSITION_X, 0, AXIS_MAX, RES_X);
-    enable_abs(dev, ABS_MT_POSITION_Y, 0, AXIS_MAX, RES_Y);
-
-    int rc = libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED, &uidev);
-    if (rc < 0) {
-        fprintf(stderr, "touchinject: cannot create the uinput device: %s\n", strerror(-rc));
-        return 1;
+    dev = libevdev_new();
+    if (argc == 3 && strcmp(argv[1], "--desc") == 0) {
+        if (read_description(argv[2]) < 0)
+            return 1;
+    } else {
+        libevdev_set_name(dev, "touchlock test panel");
+        libevdev_set_id_bustype(dev, BUS_VIRTUAL);
+        libevdev_set_id_vendor(dev, 0x1d6b);
+        libevdev_set_id_product(dev, 0x7411);
+        libevdev_enable_property(dev, INPUT_PROP_DIRECT);
+        libevdev_enable_event_type(dev, EV_KEY);
+        libevdev_enable_event_code(dev, EV_KEY, BTN_TOUCH, NULL);
+        libevdev_enable_event_type(dev, EV_ABS);
+        enable_abs(dev, ABS_X, 0, AXIS_MAX, RES_X);
+        enable_abs(dev, ABS_Y, 0, AXIS_MAX, RES_Y);
+        enable_abs(dev, ABS_MT_SLOT, 0, 9, 0);
+        enable_abs(dev, ABS_MT_TRACKING_ID, 0, 65535, 0);
+        enable_abs(dev, ABS_MT_POSITION_X, 0, AXIS_MAX, RES_X);
+        enable_abs(dev, ABS_MT_POSITION_Y, 0, AXIS_MAX, RES_Y);
     }
-    const char *node = libevdev_uinput_get_devnode(uidev);
-    if (!node) {
-        fprintf(stderr, "touchinject: the device has no /dev/input node (is sysfs mounted?)\n");
-        return 1;
-    }
-    printf("device %s\n", node);
-    fflush(stdout);
+    char node[PATH_MAX];
+    snprintf(node, sizeof node, "%s", create());
 
     char line[4096];
+    double last_x = 0, last_y = 0;
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';
         char cmd[32] = "";
@@ -151,22 +263,27 @@ int main(void)
         } else if (strcmp(cmd, "down") == 0 && sscanf(line, "%*s %lf %lf", &x, &y) == 2) {
             if (finger_down)
                 fprintf(stderr, "touchinject: down while the finger is already down\n");
-            emit(EV_ABS, ABS_MT_SLOT, 0);
-            emit(EV_ABS, ABS_MT_TRACKING_ID, tracking_id++ & 0xffff);
-            position(x, y);
-            emit(EV_KEY, BTN_TOUCH, 1);
-            emit(EV_SYN, SYN_REPORT, 0);
-            finger_down = 1;
+            finger(1, x, y);
+            last_x = x, last_y = y;
         } else if (strcmp(cmd, "move") == 0 && sscanf(line, "%*s %lf %lf", &x, &y) == 2) {
-            emit(EV_ABS, ABS_MT_SLOT, 0);
-            position(x, y);
-            emit(EV_SYN, SYN_REPORT, 0);
+            finger(1, x, y);
+            last_x = x, last_y = y;
         } else if (strcmp(cmd, "up") == 0) {
-            emit(EV_ABS, ABS_MT_SLOT, 0);
-            emit(EV_ABS, ABS_MT_TRACKING_ID, -1);
-            emit(EV_KEY, BTN_TOUCH, 0);
-            emit(EV_SYN, SYN_REPORT, 0);
+            finger(0, 0, 0);
+        } else if (strcmp(cmd, "unplug") == 0) {
+            libevdev_uinput_destroy(uidev);
+            uidev = NULL;
             finger_down = 0;
+        } else if (strcmp(cmd, "replug") == 0) {
+            snprintf(node, sizeof node, "%s", create());
+        } else if (strcmp(cmd, "flood") == 0 && sscanf(line, "%*s %ld", &n) == 1) {
+            /* Position reports only: with the finger up they are hovering, not a touch. */
+            for (long i = 0; i < n; i++) {
+                if (proto == PROTOCOL_B)
+                    emit(EV_ABS, ABS_MT_SLOT, 0);
+                position(last_x + (i & 1 ? 2 : -2), last_y);
+                emit(EV_SYN, SYN_REPORT, 0);
+            }
         } else if (strcmp(cmd, "wait-open") == 0 && sscanf(line, "%*s %ld", &n) == 1) {
             int waited = 0;
             while (!has_open(n, node)) {
@@ -191,7 +308,8 @@ int main(void)
             return 3;
         }
     }
-    libevdev_uinput_destroy(uidev);
+    if (uidev)
+        libevdev_uinput_destroy(uidev);
     libevdev_free(dev);
     return 0;
 }

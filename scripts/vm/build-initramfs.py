@@ -115,6 +115,8 @@ def main():
     ap.add_argument("--init", default=os.path.join(ROOT, "Tests", "VM", "init.sh"))
     ap.add_argument("--no-strip", action="store_true",
                     help="keep the programs' symbols (stripped copies make a smaller image that boots faster)")
+    ap.add_argument("--data", action="append", default=[], metavar="FILE=PATH",
+                    help="copy FILE into the image at PATH (may be given several times)")
     ap.add_argument("programs", nargs="+")
     args = ap.parse_args()
 
@@ -147,6 +149,10 @@ def main():
                 libs.append(lib)
     for lib in libs:
         a.file(lib, host_file(os.path.realpath(lib)), 0o755)
+
+    for spec in args.data:
+        src, dest = spec.split("=", 1)
+        a.file(dest.lstrip("/"), host_file(src))
 
     fonts = subprocess.run(["dpkg", "-L", "fonts-dejavu-core"], capture_output=True, text=True, check=True).stdout
     for path in fonts.split():

@@ -31,8 +31,13 @@ if [ "$SMOKE" -eq 0 ]; then
 fi
 
 gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
+# Real panel descriptions for the uinput clones (protocol A, single touch, 60 slots).
+DATA=""
+for d in ntrig-dell-xt2-protocol-a.desc elo-2700-intellitouch-singletouch.desc 3m-microtouch-0596-0502-22in.desc; do
+    DATA="$DATA --data $ROOT/Tests/TouchlockInputTests/Fixtures/$d=/usr/share/touchlock-test/$d"
+done
 python3 "$ROOT/scripts/vm/build-initramfs.py" --modules "$CACHE/modules" --out "$CACHE/initrd.cpio" \
-    $PROGRAMS "$CACHE/bin/touchinject"
+    $DATA $PROGRAMS "$CACHE/bin/touchinject"
 
 exec python3 "$ROOT/Tests/VM/run_e2e.py" --vmlinux "$CACHE/vmlinux" --initrd "$CACHE/initrd.cpio" \
     --out "$CACHE/out" $CTL "$@"

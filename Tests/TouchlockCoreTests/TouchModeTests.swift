@@ -1,0 +1,214 @@
+import Testing
+@testable import TouchlockCore
+
+extension EventScript {
+    /// One protocol A contact: its values, then SYN_MT_REPORT.
+    mutating func contact(x: Int32, y: Int32) {
+        abs(EventCode.ABS_MT_POSITION_X, x); abs(EventCode.ABS_MT_POSITION_Y, y)
+        syn(EventCode.SYN_MT_REPORT, advance: false)
+    }
+    mutating func syn(_ code: UInt16, advance: Bool) {
+        events.append(InputEvent(type: EventCode.EV_SYN, code: code, value: 0, time: Instant(microseconds: time)))
+        if advance { time += 8_000 }
+    }
+}
+
+func frames(_ events: [InputEvent], mode: TouchMode) -> [TouchFrame] {
+    var a = TouchFrameAssembler(mode: mode)
+    return events.compactMap { a.feed($0) }
+}
+
+func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: Int32? = nil) -> DeviceDescription {
+    var axes: [UInt16: AxisRange] = [:]
+    for c in abs { axes[c] = AxisRange(minimum: 0, maximum: 1000) }
+    if let slots { axes[EventCode.ABS_MT_SLOT] = AxisRange(minimum: 0, maximum: slots - 1) }
+    var codes: [UInt16: Set<UInt16>] = [EventCode.EV_ABS: Set(axes.keys)]
+    if !keys.isEmpty { codes[EventCode.EV_KEY] = Set(keys) }
+    return DeviceDescription(name: "test", properties: direct ? [1] : [], codes: codes, axes: axes)
+}
+
+@Suite struct TouchModeTests {
+    let mtX = EventCode.ABS_MT_POSITION_X, mtY = EventCode.ABS_MT_POSITION_Y
+
+    @Test func theDescriptionPicksTheProtocol() {
+        #expect(describe(abs: [mtX, mtY], slots: 60).touchMode() == .success(.multitouchB(slots: 60)))
+        #expect(describe(abs: [mtX, mtY]).touchMode() == .success(.multitouchA))
+        #expect(describe(abs: [0, 1], keys: [EventCode.BTN_TOUCH]).touchMode()
+                == .success(.single(button: EventCode.BTN_TOUCH, x: 0, y: 1)))
+        #expect(describe(abs: [0, 1], keys: [EventCode.BTN_LEFT], direct: false).touchMode()
+                == .success(.single(button: EventCode.BTN_LEFT, x: 0, y: 1)))
+        // A touchpad: multitouch, indirect, with a button.
+        #expect((try? describe(abs: [mtX, mtY], keys: [EventCode.BTN_LEFT], direct: false, slots: 5).touchMode().get()) == nil)
+        // A quirk can name the axes that carry the position.
+        var q = InputQuirk(match: .name("test")); q.xAxis = EventCode.ABS_Z; q.yAxis = EventCode.ABS_RX
+        #expect(describe(abs: [0, 1, 2, 3], keys: [EventCode.BTN_TOUCH]).touchMode(quirk: q)
+                == .success(.single(button: EventCode.BTN_TOUCH, x: EventCode.ABS_Z, y: EventCode.ABS_RX)))
+    }
+
+    @Test func protocolAContactsKeepTheirIdentityByNearestDistance() {
+        var s = EventScript()
+        s.contact(x: 100, y: 100); s.syn()
+        s.contact(x: 900, y: 900); s.contact(x: 110, y: 100); s.syn()   // order swapped, second finger lands
+        s.contact(x: 890, y: 910); s.contact(x: 120, y: 100); s.syn()
+        s.contact(x: 880, y: 920); s.syn()                                // the first finger lifts
+        s.syn(EventCode.SYN_MT_REPORT, advance: false); s.syn()          // empty report: all up
+        let f = frames(s.events, mode: .multitouchA)
+        #expect(f.count == 5)
+        let first = f[0].touches[0].id
+        let byId = f.flatMap(\.touches).filter { $0.id == first }
+        #expect(byId.map(\.phase) == [.began, .moved, .moved, .ended])
+        #expect(byId.map(\.position?.x) == [100, 110, 120, 120])
+        let second = f[1].touches.first { $0.phase == .began }!
+        #expect(second.position == DevicePoint(x: 900, y: 900))
+        #expect(f[3].touches.first { $0.id == second.id }?.position == DevicePoint(x: 880, y: 920))
+        #expect(f[4].touches.map(\.phase) == [.ended])
+        #expect(f.flatMap(\.touches).allSatisfy { $0.slot == nil })
+    }
+
+    @Test func aProtocolAFrameWithoutContactsEndsThemAll() {
+        var s = EventScript()
+        s.contact(x: 5, y: 5); s.contact(x: 500, y: 500); s.syn()
+        s.key(EventCode.BTN_TOUCH, 0); s.syn()
+        let f = frames(s.events, mode: .multitouchA)
+        #expect(f.last?.touches.map(\.phase) == [.ended, .ended])
+    }
+
+    @Test func aSingleTouchPanelIsOneTouchPerPress() {
+        let mode = TouchMode.single(button: EventCode.BTN_LEFT, x: EventCode.ABS_X, y: EventCode.ABS_Y)
+        var s = EventScript()
+        s.abs(EventCode.ABS_X, 40); s.abs(EventCode.ABS_Y, 50); s.key(EventCode.BTN_LEFT, 1); s.syn()
+        s.abs(EventCode.ABS_X, 45); s.syn()
+        s.key(EventCode.BTN_LEFT, 0); s.syn()
+        s.abs(EventCode.ABS_X, 46); s.syn()                              // hovering: no touch
+        s.key(EventCode.BTN_LEFT, 1); s.syn()                            // same place: position kept
+        let f = frames(s.events, mode: mode)
+        #expect(f.map { $0.touches.map(\.phase) } == [[.began], [.moved], [.ended], [.began]])
+        #expect(f[1].touches[0].position == DevicePoint(x: 45, y: 50))
+        #expect(f[3].touches[0].position == DevicePoint(x: 46, y: 50))
+        #expect(f[0].touches[0].id != f[3].touches[0].id)
+    }
+
+    @Test func sixtySlotsAreAllUsable() {
+        var s = EventScript()
+        s.down(slot: 59, id: 3, x: 1, y: 2); s.syn()
+        s.up(slot: 59); s.syn()
+        let f = frames(s.events, mode: .multitouchB(slots: 60))
+        #expect(f.map { $0.touches.map(\.slot) } == [[59], [59]])
+    }
+
+    @Test func aContactWithoutPositionHasNone() {
+        var s = EventScript()
+        s.abs(EventCode.ABS_MT_TRACKING_ID, 4); s.syn()
+        #expect(frames(s.events)[0].touches[0].position == nil)
+    }
+
+    @Test func aResyncEndsTouchesWhoseSlotIsEmptyAndRestartsChangedOnes() {
+        var s = EventScript()
+        s.down(slot: 0, id: 1, x: 5, y: 5); s.down(slot: 1, id: 2, x: 50, y: 50); s.syn()
+        var a = TouchFrameAssembler(slotCount: 3)
+        for e in s.events { _ = a.feed(e) }
+        _ = a.feed(InputEvent(type: EventCode.EV_SYN, code: EventCode.SYN_DROPPED, value: 0, time: Instant(microseconds: 1)))
+        let snapshot = DeviceSnapshot(slots: [.init(trackingID: -1), .init(trackingID: 9, x: 60, y: 60), .init(trackingID: -1)])
+        let f = a.resync(to: snapshot, at: Instant(microseconds: 99))
+        #expect(f?.touches.map(\.phase) == [.ended, .ended, .began])
+        #expect(a.touchesDown.map(\.slot) == [1])
+    }
+
+    @Test func withNonZeroMinimumsTheRangeSpansTheScreen() {
+        // The eGalax 0eef:0001 axes start at 42.
+        let t = TouchTransform(x: AxisRange(minimum: 42, maximum: 1981), y: AxisRange(minimum: 42, maximum: 1981),
+                               screen: Size(width: 1940, height: 1940))
+        #expect(t.map(DevicePoint(x: 42, y: 42)) == Point(x: 0, y: 0))
+        #expect(t.map(DevicePoint(x: 1981, y: 1981)) == Point(x: 1939, y: 1939))
+    }
+}
+
+@Suite struct CalibrationTests {
+    let range = AxisRange(minimum: 0, maximum: 1000)
+    let screen = Size(width: 1001, height: 1001)   // one pixel per device unit
+
+    func map(_ x: Int32, _ y: Int32, quirk: InputQuirk? = nil, matrix: AffineMatrix? = nil,
+             orientation: TouchOrientation = TouchOrientation()) -> (Int, Int) {
+        let p = TouchTransform(x: range, y: range, screen: screen, quirk: quirk, calibration: matrix,
+                               orientation: orientation).map(DevicePoint(x: x, y: y))
+        return (Int(p.x.rounded()), Int(p.y.rounded()))
+    }
+
+    @Test func aCalibrationMatrixWorksInNormalizedCoordinatesAsLibinputDoes() {
+        // libinput's documented example: half the width and height, offset by a quarter.
+        let m = AffineMatrix(parsing: "0.5 0 0.25 0 0.5 0.25")!
+        #expect(map(0, 0, matrix: m) == (250, 250))
+        #expect(map(1000, 1000, matrix: m) == (750, 750))
+    }
+
+    @Test func rotationsAndFlipsMoveTheCornersWhereTheDisplayPutsThem() {
+        // The top-left corner of the panel, under each display rotation (clockwise).
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: 90)) == (1000, 0))
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: 180)) == (1000, 1000))
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: 270)) == (0, 1000))
+        #expect(map(100, 0, orientation: TouchOrientation(flipX: true)) == (900, 0))
+        #expect(map(0, 100, orientation: TouchOrientation(flipY: true)) == (0, 900))
+    }
+
+    @Test func quirksSwapAndInvertBeforeTheCalibration() throws {
+        let q = try InputQuirk.parse("\"Panel Name\" swap_xy invert_x")
+        #expect(q.match == .name("Panel Name"))
+        #expect(map(100, 300, quirk: q) == (700, 100))
+        let scaled = try InputQuirk.parse("0eef:0001 invert_y calibration=0.5,0,0,0,1,0")
+        #expect(scaled.match == .vendorProduct(0x0eef, 0x0001))
+        #expect(map(200, 100, quirk: scaled) == (100, 900))
+    }
+
+    @Test func badQuirksSayWhatIsWrong() {
+        #expect(throws: InputQuirk.ParseError.self) { try InputQuirk.parse("0eef:1 swap_xy") }
+        #expect(throws: InputQuirk.ParseError.self) { try InputQuirk.parse("0eef:0001") }
+        #expect(throws: InputQuirk.ParseError.self) { try InputQuirk.parse("0eef:0001 x=ABS_NOPE") }
+        #expect(throws: InputQuirk.ParseError.self) { try InputQuirk.parse("0eef:0001 calibration=1,0,0") }
+        #expect(throws: InputQuirk.ParseError.self) { try InputQuirk.parse("\"unclosed swap_xy") }
+    }
+
+    @Test func laterQuirksForTheSameDeviceAddUp() throws {
+        let d = DeviceDescription(name: "P", id: DeviceID(vendor: 0x0eef, product: 0x0001))
+        let qs = [try InputQuirk.parse("0eef:0001 x=ABS_Z y=ABS_RX"), try InputQuirk.parse("\"P\" invert_x"),
+                  try InputQuirk.parse("\"Other\" swap_xy")]
+        let m = InputQuirk.merged(qs, for: d)
+        #expect(m?.xAxis == EventCode.ABS_Z && m?.invertX == true && m?.swapXY == false)
+    }
+
+    @Test func theConfigReadsQuirksAndOrientation() throws {
+        var c = Config()
+        try c.apply("input_quirk = 0eef:0001 x=ABS_Z y=ABS_RX\ntouch_rotation = 90\ntouch_flip = x\n", file: "t.conf")
+        #expect(c.inputQuirks.count == 1)
+        #expect(c.touchOrientation == TouchOrientation(rotation: 90, flipX: true))
+        #expect(throws: Config.Error.self) { try c.apply("touch_rotation = 45\n", file: "t.conf") }
+    }
+}
+
+@Suite struct KeyInputTests {
+    @Test func digitsComeFromTheTopRowTheKeypadAndNumericKeys() {
+        #expect(KeyInput(code: 2) == .digit(1))       // KEY_1
+        #expect(KeyInput(code: 11) == .digit(0))      // KEY_0
+        #expect(KeyInput(code: 82) == .digit(0))      // KEY_KP0
+        #expect(KeyInput(code: 73) == .digit(9))      // KEY_KP9
+        #expect(KeyInput(code: 0x205) == .digit(5))   // KEY_NUMERIC_5
+        #expect(KeyInput(code: 14) == .backspace)
+        #expect(KeyInput(code: 28) == .enter && KeyInput(code: 96) == .enter)
+        #expect(KeyInput(code: 1) == .escape)
+        #expect(KeyInput(code: 30) == nil)            // KEY_A
+    }
+
+    @Test func onlyPressesCountAndOnlyBackspaceRepeats() {
+        func key(_ code: UInt16, _ v: Int32) -> KeyInput? {
+            KeyInput(InputEvent(type: EventCode.EV_KEY, code: code, value: v, time: Instant(microseconds: 0)))
+        }
+        #expect(key(2, 1) == .digit(1))
+        #expect(key(2, 0) == nil && key(2, 2) == nil)
+        #expect(key(14, 2) == .backspace)
+    }
+
+    @Test func aDeviceWithDigitsAndEnterIsAKeypad() {
+        let pad = DeviceDescription(codes: [EventCode.EV_KEY: [71, 72, 73, 96]])
+        #expect(pad.isKeypad)
+        #expect(!DeviceDescription(codes: [EventCode.EV_KEY: [EventCode.BTN_TOUCH]]).isKeypad)
+    }
+}
