@@ -119,24 +119,34 @@ private func point(_ x: Int32?, _ y: Int32?) -> DevicePoint? {
 // MARK: protocol B
 
 private struct SlotEngine {
+    /// Plain values only, so that reading a slot copies no reference.
     struct Slot: Sendable {
         var trackingID: Int32 = -1
         var x: Int32?
         var y: Int32?
         var touchID: Int?          // our id for the contact now in this slot
-        /// Contacts that ended in the current frame (more than one when a frame, or a
-        /// frame and a resync, replace a slot's contact twice); `unseen`: it began in
-        /// this same frame too.
-        var ended: [(id: Int, position: DevicePoint?, unseen: Bool)] = []
         var began = false
         var moved = false
         var position: DevicePoint? { point(x, y) }
     }
+    /// A contact that ended in the current frame. A slot may end more than one when a
+    /// frame, or a frame and a resync, replace its contact twice; `unseen`: it began in
+    /// this same frame too.
+    struct Ended: Sendable {
+        var slot: Int
+        var id: Int
+        var position: DevicePoint?
+        var unseen: Bool
+    }
 
     var slots: [Slot]
+    var ended: [Ended] = []
     var current = 0
     var dirty = false
     var nextID = 1
+    /// The frame's touches, reused from frame to frame: no allocation once the consumer
+    /// has let go of the previous frame.
+    var frame: [Touch] = []
 
     init(slotCount: Int) { slots = Array(repeating: Slot(), count: max(1, slotCount)) }
 
@@ -179,9 +189,9 @@ private struct SlotEngine {
         }
     }
 
-    func endTouch(_ s: inout Slot) {
+    mutating func endTouch(_ s: inout Slot) {
         guard let id = s.touchID else { return }
-        s.ended.append((id, s.position, s.began))
+        ended.append(Ended(slot: current, id: id, position: s.position, unseen: s.began))
         s.touchID = nil
         s.began = false
     }
@@ -189,23 +199,25 @@ private struct SlotEngine {
     mutating func report(at time: Instant) -> TouchFrame? {
         guard dirty else { return nil }
         dirty = false
-        var touches: [Touch] = []
+        frame.removeAll(keepingCapacity: true)
+        // Ended contacts come first within their slot, slots in order.
+        if ended.count > 1 { ended.sort { $0.slot < $1.slot } }
+        var next = 0
         for i in slots.indices {
-            var s = slots[i]
-            for e in s.ended {
-                if e.unseen { touches.append(Touch(id: e.id, slot: i, phase: .began, position: e.position)) }
-                touches.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position))
+            while next < ended.count && ended[next].slot == i {
+                let e = ended[next]
+                if e.unseen { frame.append(Touch(id: e.id, slot: i, phase: .began, position: e.position)) }
+                frame.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position))
+                next += 1
             }
-            s.ended.removeAll()
-            if let id = s.touchID {
-                let phase: TouchPhase = s.began ? .began : (s.moved ? .moved : .stationary)
-                touches.append(Touch(id: id, slot: i, phase: phase, position: s.position))
-            }
-            s.began = false
-            s.moved = false
-            slots[i] = s
+            guard let id = slots[i].touchID else { continue }
+            let phase: TouchPhase = slots[i].began ? .began : (slots[i].moved ? .moved : .stationary)
+            frame.append(Touch(id: id, slot: i, phase: phase, position: slots[i].position))
+            slots[i].began = false
+            slots[i].moved = false
         }
-        return TouchFrame(time: time, touches: touches)
+        ended.removeAll(keepingCapacity: true)
+        return TouchFrame(time: time, touches: frame)
     }
 
     mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
