@@ -10,6 +10,8 @@ public struct Config: Sendable {
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = "/run/touchlock/touchlock.sock"
     public var theme = Theme()
+    /// The settings of the lock screens (Config+Screens.swift).
+    public var screens = ScreenSettings()
 
     public init() {}
 
@@ -81,6 +83,7 @@ public struct Config: Sendable {
                 theme.fontFamily = value
             case "font_size": theme.fontSize = try number(4...200)
             default:
+                if try applyScreenSetting(key: key, value: value, file: file, line: n) { continue }
                 throw Error(file: file, line: n, message: "unknown key '\(key)'")
             }
         }

@@ -67,12 +67,35 @@ public final class Renderer {
         cairo_set_line_width(cr, scene.theme.lineWidth)
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
         cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+        let color = scene.pathColor
+        let fading = scene.tail != nil && scene.tailAlpha > 0 && scene.tailAlpha < 1
+        if !fading {
+            // One stroke: round joins, and the tail when it shows at all.
+            cairo_move_to(cr, first.x, first.y)
+            for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
+            if let t = scene.tail, scene.tailAlpha > 0 { cairo_line_to(cr, t.x, t.y) }
+            if scene.path.count == 1 && (scene.tail == nil || scene.tailAlpha == 0) { cairo_line_to(cr, first.x, first.y) }
+            setSource(color)
+            cairo_stroke(cr)
+            return
+        }
+        // While the tail fades in, the path and the tail are drawn opaque into a group, the
+        // tail with its alpha (where it overlaps the path the path stays opaque), then the
+        // group is painted with the path colour's alpha: no darker joint, no seam.
+        cairo_push_group(cr)
         cairo_move_to(cr, first.x, first.y)
         for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
-        if let t = scene.tail { cairo_line_to(cr, t.x, t.y) }
-        if scene.path.count == 1 && scene.tail == nil { cairo_line_to(cr, first.x, first.y) }
-        setSource(scene.pathColor)
+        if scene.path.count == 1 { cairo_line_to(cr, first.x, first.y) }
+        setSource(color.with(alpha: 1))
         cairo_stroke(cr)
+        if let t = scene.tail, let last = scene.path.last {
+            cairo_move_to(cr, last.x, last.y)
+            cairo_line_to(cr, t.x, t.y)
+            setSource(color.with(alpha: scene.tailAlpha))
+            cairo_stroke(cr)
+        }
+        cairo_pop_group_to_source(cr)
+        cairo_paint_with_alpha(cr, color.alpha)
     }
 
     private func drawNode(_ node: Scene.Node, theme: Theme) {

@@ -42,7 +42,7 @@ final class Daemon {
                                       hitFactor: config.hitFactor)
         lock = LockScreen(pattern: PatternLock(grid: grid, minimumLength: config.minimumLength),
                           session: Session(errorHold: config.errorHold),
-                          builder: SceneBuilder(theme: config.theme, size: display.size))
+                          builder: SceneBuilder(theme: config.theme, size: display.size, stealth: config.screens.stealth))
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
     }
 
