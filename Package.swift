@@ -18,7 +18,7 @@ let package = Package(
         .systemLibrary(name: "CDrm", path: "Modules/CDrm", pkgConfig: "libdrm",
                        providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "cairo",
-                       providers: [.apt(["libcairo2-dev"])]),
+                       providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),

@@ -167,6 +167,7 @@ public struct Status: Codable, Hashable, Sendable {
 ///     {"at":123456789,"event":"unlocked","method":"pattern"}
 ///     {"event":"failed","failures":2,"method":"pattern","retry_after_ms":500}
 ///     {"event":"locked"}
+///     {"entered":2,"event":"progress","total":4}
 public enum Event: Codable, Hashable, Sendable {
     /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
     case unlocked(method: UnlockMethod, at: Instant)
@@ -174,6 +175,8 @@ public enum Event: Codable, Hashable, Sendable {
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
     /// The session is locked again.
     case locked
+    /// Digits entered on the code pad so far, of `total`; never the digits themselves.
+    case progress(entered: Int, total: Int)
 
     /// The event the lock screen announced.
     public init(_ event: LockEvent) {
@@ -182,6 +185,7 @@ public enum Event: Codable, Hashable, Sendable {
         case .failed(let method, let failures, let retryAfter):
             self = .failed(method: method, failures: failures, retryAfter: retryAfter)
         case .locked: self = .locked
+        case .progress(let entered, let total): self = .progress(entered: entered, total: total)
         }
     }
 
@@ -190,11 +194,12 @@ public enum Event: Codable, Hashable, Sendable {
         case .unlocked: "unlocked"
         case .failed: "failed"
         case .locked: "locked"
+        case .progress: "progress"
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, method, at, failures
+        case event, method, at, failures, entered, total
         case retryAfterMilliseconds = "retry_after_ms"
     }
 
@@ -210,6 +215,8 @@ public enum Event: Codable, Hashable, Sendable {
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
         case "locked":
             self = .locked
+        case "progress":
+            self = .progress(entered: try c.decode(Int.self, forKey: .entered), total: try c.decode(Int.self, forKey: .total))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
@@ -228,6 +235,9 @@ public enum Event: Codable, Hashable, Sendable {
             try c.encode(retryAfter.milliseconds, forKey: .retryAfterMilliseconds)
         case .locked:
             break
+        case .progress(let entered, let total):
+            try c.encode(entered, forKey: .entered)
+            try c.encode(total, forKey: .total)
         }
     }
 }

@@ -24,6 +24,11 @@ public struct Scene: Hashable, Sendable {
     public var tail: Point?
     /// How opaque the tail is (0...1): it fades in as the finger leaves the last node.
     public var tailAlpha: Double
+    /// The code pad's digit boxes and keypad (empty on the pattern screen).
+    public var boxes: [Box] = []
+    public var keys: [KeyCap] = []
+    /// The control that switches between the pattern and the code.
+    public var toggle: KeyCap?
 
     public init(size: Size, theme: Theme, prompt: String, promptBox: PixelRect,
                 nodes: [Node], path: [Point], pathColor: Color, tail: Point?, tailAlpha: Double = 1) {
@@ -43,10 +48,12 @@ public struct Scene: Hashable, Sendable {
     /// The pixels that differ between `old` and `self`.
     public func damage(from old: Scene?) -> Damage {
         var d = Damage(bounds: size)
-        guard let old, old.size == size, old.theme == theme, old.nodes.count == nodes.count else {
+        guard let old, old.size == size, old.theme == theme, old.nodes.count == nodes.count,
+              old.boxes.count == boxes.count, old.keys.count == keys.count else {
             d.addAll()
             return d
         }
+        addControlDamage(from: old, to: &d)
         if old.prompt != prompt {
             d.add(promptBox)
             d.add(old.promptBox)
@@ -83,9 +90,10 @@ public struct SceneBuilder: Sendable {
     /// Stealth mode: the path, the tail and the chosen nodes are not shown, so nobody
     /// looking over a shoulder sees the pattern; only the messages tell the outcome.
     public var stealth: Bool
+    public var messages: Messages
 
-    public init(theme: Theme, size: Size, stealth: Bool = false) {
-        self.theme = theme; self.size = size; self.stealth = stealth
+    public init(theme: Theme, size: Size, stealth: Bool = false, messages: Messages = Messages()) {
+        self.theme = theme; self.size = size; self.stealth = stealth; self.messages = messages
     }
 
     public func pattern(_ lock: PatternLock, session: Session) -> Scene {
@@ -110,10 +118,10 @@ public struct SceneBuilder: Sendable {
         for n in shown { nodes[n].state = error ? .error : .selected }
         let prompt: String
         switch session.state {
-        case .locked, .verifying: prompt = "Draw your pattern to unlock"
-        case .wrong: prompt = "Wrong pattern, try again"
-        case .lockout: prompt = "Too many attempts"
-        case .unlocked: prompt = "Unlocked"
+        case .locked, .verifying: prompt = messages.patternPrompt
+        case .wrong: prompt = messages.wrongPattern
+        case .lockout: prompt = Messages.fill(messages.lockout, ["s": 0])
+        case .unlocked: prompt = messages.unlocked
         }
         let band = Int(grid.origin.y)
         if case .unlocked = session.state, case .idle = lock.state {

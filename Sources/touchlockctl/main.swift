@@ -13,6 +13,8 @@ let usage = """
       hash-pattern [--grid RxC]    read a pattern (node numbers from 0, e.g. 0-1-2-5-8)
                                    on standard input; print its salted hash for
                                    the pattern_hash setting
+      hash-code                    read a code (digits) on standard input; print its
+                                   salted hash for the code_hash setting
 
     Options:
       --socket PATH   the control socket (default: $\(ControlProtocol.socketEnvironmentVariable), \
@@ -125,6 +127,7 @@ func request(_ client: ControlClient, _ kind: RequestKind, echo: Bool) -> String
 let arguments = Array(CommandLine.arguments.dropFirst())
 // hash-pattern needs no daemon and takes options of its own.
 if arguments.first == "hash-pattern" { exit(hashPatternCommand(Array(arguments.dropFirst()))) }
+if arguments.first == "hash-code" { exit(hashCodeCommand(Array(arguments.dropFirst()))) }
 let options = Options(arguments: arguments)
 if options.timeout != nil && options.command != "wait-unlock" {
     usageError("--timeout applies to wait-unlock only")
