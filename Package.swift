@@ -39,12 +39,12 @@ let package = Package(
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets",
         ]),
         .executableTarget(name: "touchlockctl", dependencies: [
-            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets",
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
         ]),
 
         .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
-        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"]),
+        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"], exclude: ["Golden"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
     ]

@@ -263,3 +263,24 @@ public final class Renderer {
         try shadow.writePNG(to: path)
     }
 }
+
+extension ShadowBuffer {
+    /// A buffer holding the pixels of a PNG file (for comparing against golden images).
+    public static func readPNG(_ path: String) -> ShadowBuffer? {
+        let img = cairo_image_surface_create_from_png(path)!
+        defer { cairo_surface_destroy(img) }
+        guard cairo_surface_status(img) == CAIRO_STATUS_SUCCESS else { return nil }
+        let w = Int(cairo_image_surface_get_width(img)), h = Int(cairo_image_surface_get_height(img))
+        let buffer = ShadowBuffer(size: Size(width: w, height: h))
+        let target = cairo_image_surface_create_for_data(
+            buffer.pixels.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24, Int32(w), Int32(h), Int32(buffer.stride))
+        let cr = cairo_create(target)
+        cairo_set_source_surface(cr, img, 0, 0)
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_paint(cr)
+        cairo_destroy(cr)
+        cairo_surface_flush(target)
+        cairo_surface_destroy(target)
+        return buffer
+    }
+}
