@@ -140,6 +140,36 @@ public struct Status: Codable, Hashable, Sendable {
         }
     }
 
+    /// The code pad as laid out on the screen, so a client can aim at its keys.
+    public struct CodePad: Codable, Hashable, Sendable {
+        /// Digits in the code.
+        public var length: Int
+        /// Digits entered so far.
+        public var entered: Int
+        /// Key centres [x, y] in screen pixels: "0"..."9", "delete", "ok".
+        public var keys: [String: [Double]]
+        /// The digit boxes as [x, y, width, height].
+        public var boxes: [[Int]]
+
+        public init(_ pad: TouchlockCore.CodePad) {
+            length = pad.length
+            entered = pad.entered
+            var keys: [String: [Double]] = [:]
+            for slot in pad.layout.keys.indices {
+                let name: String
+                switch pad.key(inSlot: slot) {
+                case .digit(let d): name = String(d)
+                case .delete: name = "delete"
+                case .ok: name = "ok"
+                }
+                let c = pad.layout.keys[slot].centre
+                keys[name] = [c.x, c.y]
+            }
+            self.keys = keys
+            boxes = pad.layout.boxes.map { [$0.x, $0.y, $0.width, $0.height] }
+        }
+    }
+
     public var state: State
     /// Consecutive failed attempts.
     public var failures: Int
@@ -147,6 +177,11 @@ public struct Status: Codable, Hashable, Sendable {
     public var method: UnlockMethod?
     public var screen: Screen
     public var pattern: Pattern
+    /// The method on screen (pattern or code).
+    public var showing: UnlockMethod?
+    public var code: CodePad?
+    /// The centre [x, y] of the control that switches between pattern and code.
+    public var toggle: [Double]?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
         self.state = state; self.failures = failures; self.method = method
@@ -159,6 +194,14 @@ public struct Status: Codable, Hashable, Sendable {
         if case .unlocked(let m, _) = session.state { method = m }
         self.init(state: State(session.state), failures: session.failures, method: method,
                   screen: Screen(screen), pattern: Pattern(grid))
+    }
+
+    /// The status of a whole lock screen.
+    public init(_ lock: LockScreen, screen: Size) {
+        self.init(session: lock.session, screen: screen, grid: lock.pattern.grid)
+        showing = lock.active
+        code = lock.code.map(CodePad.init)
+        toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
     }
 }
 

@@ -126,6 +126,7 @@ public final class Renderer {
         cairo_scale(cr, k, k)
         cairo_set_source_surface(cr, img, 0, 0)
         cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+        cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)  // no fade to transparent at the edges
         cairo_paint(cr)
         cairo_restore(cr)
     }

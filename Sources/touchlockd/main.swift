@@ -84,7 +84,7 @@ func main() {
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid)
+            Status(daemon.lock, screen: daemon.display.size)
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }

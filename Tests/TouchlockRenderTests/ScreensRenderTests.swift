@@ -88,6 +88,28 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         #expect(d.rects.allSatisfy { box.union($0).area <= (box.width + 6) * (box.height + 6) })
     }
 
+    @Test func aBackgroundImageCoversTheScreenBehindTheBoxes() throws {
+        // A 4x2 PNG, left half red, right half green, scaled to cover a 400x400 screen:
+        // the middle 200 px of it show, red on the left, green on the right.
+        let img = ShadowBuffer(size: Size(width: 4, height: 2))
+        for y in 0..<2 {
+            for x in 0..<4 {
+                img.pixels.storeBytes(of: x < 2 ? UInt32(0xff0000) : UInt32(0x00ff00), toByteOffset: y * img.stride + x * 4, as: UInt32.self)
+            }
+        }
+        let path = "/tmp/touchlock-test-background-\(getpid()).png"
+        defer { unlink(path) }
+        try Renderer(shadow: img).writePNG(to: path)
+        var c = Config()
+        try c.apply("unlock_method = code\nbackground_image = \(path)\n", file: "bg.conf")
+        let size = Size(width: 400, height: 400)
+        let lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0xff0000, within: 8))
+        #expect(close(shadow.pixel(x: 397, y: 397) & 0xffffff, 0x00ff00, within: 8))
+    }
+
     static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, config: String)] = [
         ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), ""),
         ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), ""),
