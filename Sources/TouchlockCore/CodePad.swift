@@ -338,6 +338,11 @@ public struct CodePad: Sendable {
         case .entering: break
         case .submitted, .accepted, .rejected:
             if t.phase == .began { blockedTouch = t.id }
+            if t.id == drawingTouch && t.phase == .ended {
+                // The finger that was on the pad when input got blocked lifts.
+                drawingTouch = nil
+                if press != nil { press = nil; return [.redraw] }
+            }
             return []
         }
         if let id = drawingTouch, id != t.id { return [] }  // only the first finger counts
@@ -425,6 +430,7 @@ public struct CodePad: Sendable {
         state = .entering
         revealUntil = nil
         press = nil
+        drawingTouch = nil
         focused = true
         blinkStart = now
         if var s = shuffle {

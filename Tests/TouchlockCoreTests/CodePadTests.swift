@@ -249,6 +249,20 @@ extension CodePad {
         #expect(pad.shownDigit(0, at: ms(100)) == 8)
     }
 
+    @Test func aFingerDownWhenAHardwareKeyCompletesTheCodeDoesNotBlockTheNextPrompt() {
+        var pad = CodePad(length: 2, layout: padLayout(2))
+        let r = pad.layout.keys[0]
+        _ = pad.handle([ScreenTouch(id: 1, phase: .began, point: r.centre)], at: ms(0))
+        _ = pad.type([4, 2], at: 10)
+        #expect(pad.state == .submitted)
+        _ = pad.handle([ScreenTouch(id: 1, phase: .ended, point: r.centre)], at: ms(20))
+        #expect(pad.press == nil)
+        _ = pad.verdict(accepted: false, at: ms(30), errorHold: .milliseconds(100))
+        _ = pad.timerFired(at: ms(130))
+        _ = pad.tap(slot: 2, id: 2, at: 200)
+        #expect(pad.entered == 1 && pad.shownDigit(0, at: ms(300)) == 3)
+    }
+
     @Test func aVerdictWithoutASubmittedCodeIsABugNotACrash() {
         var pad = CodePad(length: 4, layout: padLayout())
         #expect(pad.verdict(accepted: true, at: ms(0), errorHold: .milliseconds(500)).isEmpty)
