@@ -214,7 +214,16 @@ public struct LockScreen: Sendable {
         }
         if case .unlocked(_, let at) = session.state, now >= at + acceptHold {
             if case .accepted = pattern.state { out += apply(pattern.reset(), at: now) }
-            if code?.state == .accepted { out += apply(code!.reset(at: now), at: now).filter { if case .armTimer = $0 { false } else { true } } }
+            if code?.state == .accepted {
+                // Nothing of the code stays on screen; nothing blinks, nothing is announced.
+                let quiet = code!.reset(at: now).filter {
+                    switch $0 {
+                    case .armTimer, .progress: false
+                    case .redraw, .submit, .incomplete: true
+                    }
+                }
+                out += apply(quiet, at: now)
+            }
         }
         out += apply(pattern.timerFired(at: now), at: now)
         if code != nil {

@@ -48,7 +48,8 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         #expect(s.session.state == .verifying(.code))
         let v = s.verified(true, at: at(400_000))
         #expect(v.contains(.emit(.unlocked(.code, at: at(400_000)))))
-        _ = s.timer(at: at(900_000))
+        let after = s.timer(at: at(900_000))
+        #expect(after.allSatisfy { if case .emit = $0 { false } else { true } })
         #expect(s.scene.boxes.isEmpty && s.scene.keys.isEmpty)
         #expect(s.scene.prompt == "Unlocked")
     }

@@ -539,6 +539,8 @@ class Run:
             guest.expect(r"^opened " + re.escape(node), 15, since, what="the code daemon opening the touchscreen")
             guest.run(f"i=0; while [ ! -S {SOCKET_CODE} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done;"
                       f" test -S {SOCKET_CODE}")
+            # Every event line goes to a file, read back at the end.
+            guest.run(f"touchlockctl --socket {SOCKET_CODE} subscribe </dev/null >/tmp/code-events 2>&1 &")
             _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"code"' in l]
             if not st:
@@ -548,7 +550,6 @@ class Run:
             if len(boxes) != len(CODE) or sorted(keys) != sorted([str(d) for d in range(10)] + ["delete", "ok"]):
                 raise CheckFailed(f"status code pad: {len(boxes)} boxes, keys {sorted(keys)}")
             since = guest.mark()
-            guest.run(f"touchlockctl --socket {SOCKET_CODE} subscribe </dev/null >/dev/console 2>&1 &")
             guest.run(f"(touchlockctl --socket {SOCKET_CODE} wait-unlock; echo \"@@code-wait-unlock $?\")"
                       " </dev/null >/dev/console 2>&1 &")
 
@@ -578,9 +579,11 @@ class Run:
             m, _, _ = guest.expect(r"^@@code-wait-unlock (\d+)$", 20, since, what="wait-unlock to exit")
             if m.group(1) != "0":
                 raise CheckFailed(f"touchlockctl wait-unlock exited {m.group(1)}")
-            progress = [l for _, l in guest.lines[since:] if '"progress"' in l]
-            if len(progress) < len(CODE) or not any(f'"entered":{len(CODE)}' in l for l in progress):
-                raise CheckFailed("progress events: " + " | ".join(progress))
+            _, events = guest.run("cat /tmp/code-events")
+            progress = [l for l in events if '"progress"' in l]
+            want = [f'{{"entered":{k},"event":"progress","total":{len(CODE)}}}' for k in range(1, len(CODE) + 1)]
+            if progress[:len(CODE)] != want:
+                raise CheckFailed("progress events: " + " | ".join(events))
 
         for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock, code)):
             self.record(name, fn)
