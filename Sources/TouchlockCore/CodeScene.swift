@@ -10,6 +10,9 @@ extension Scene {
         /// The cursor in this box: its centre's x and its opacity.
         public var cursor: Cursor?
         public var error: Bool
+        /// The digit's size: the theme's, made smaller when the box is small, so the digit
+        /// stays inside the box.
+        public var fontSize: Double
 
         public struct Cursor: Hashable, Sendable {
             public var x: Double
@@ -32,6 +35,8 @@ extension Scene {
         public var pressed: Bool
         /// A round key (digits) or a rounded rectangle (controls).
         public var round: Bool
+        /// The label's size, at most what fits the key.
+        public var fontSize: Double
 
         public var bounds: PixelRect {
             PixelRect(x: rect.x - 2, y: rect.y - 2, width: rect.width + 4, height: rect.height + 4)
@@ -67,6 +72,8 @@ extension SceneBuilder {
         }
         let scale = theme.scale
         let cursorOpacity = pad.cursorOpacity(at: now)
+        let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
+        let digitSize = min(theme.codeFontSize, Double(first.height) * 0.55, Double(first.width) * 0.8)
         var boxes: [Scene.Box] = []
         for (i, r) in layout.boxes.enumerated() {
             let filled = i < pad.entered
@@ -80,12 +87,13 @@ extension SceneBuilder {
             if let o = cursorOpacity, i == pad.cursorBox {
                 let cx = Double(r.x) + Double(r.width) / 2
                 // Centred in an empty box, beside the digit in a filled one (seed 000).
-                let x = filled ? cx + theme.codeFontSize * 0.42 : cx
+                let x = filled ? min(cx + digitSize * 0.42, Double(r.maxX) - 2) : cx
                 cursor = .init(x: x, width: max(2, (2 * scale).rounded()),
-                               height: min(Double(r.height) * 0.55, theme.codeFontSize * 1.1), opacity: o)
+                               height: min(Double(r.height) * 0.55, digitSize * 1.1), opacity: o)
             }
             boxes.append(Scene.Box(rect: r, content: content, underline: underline,
-                                   underlineWidth: max(2, (3 * scale).rounded()), cursor: cursor, error: error))
+                                   underlineWidth: max(2, (3 * scale).rounded()), cursor: cursor, error: error,
+                                   fontSize: digitSize))
         }
         let keys = layout.keys.indices.map { slot -> Scene.KeyCap in
             let label: Scene.KeyCap.Label
@@ -95,7 +103,9 @@ extension SceneBuilder {
             case .ok: label = .text("OK")
             }
             let pressed = pad.press.map { $0.slot == slot && $0.inside } ?? false
-            return Scene.KeyCap(rect: layout.keys[slot], label: label, pressed: pressed, round: true)
+            let r = layout.keys[slot]
+            return Scene.KeyCap(rect: r, label: label, pressed: pressed, round: true,
+                                fontSize: min(theme.keyFontSize, Double(min(r.width, r.height)) * 0.4))
         }
         var scene = Scene(size: size, theme: theme, prompt: prompt, promptBox: layout.promptBox,
                           nodes: [], path: [], pathColor: theme.path, tail: nil)

@@ -70,7 +70,8 @@ public struct LockScreen: Sendable {
         s.prompt = prompt
         if let r = toggleRect, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
-            s.toggle = Scene.KeyCap(rect: r, label: .text(label), pressed: false, round: false)
+            s.toggle = Scene.KeyCap(rect: r, label: .text(label), pressed: false, round: false,
+                                    fontSize: min(builder.theme.fontSize * 0.8, Double(r.height) * 0.5))
         }
         return s
     }

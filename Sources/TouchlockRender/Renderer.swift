@@ -54,24 +54,31 @@ public final class Renderer {
         drawPath(scene)
         for node in scene.nodes { drawNode(node, theme: theme) }
         for box in scene.boxes { drawBox(box, theme: theme) }
-        for key in scene.keys { drawKey(key, theme: theme, fontSize: theme.keyFontSize) }
-        if let t = scene.toggle { drawKey(t, theme: theme, fontSize: theme.fontSize * 0.8) }
+        for key in scene.keys { drawKey(key, theme: theme) }
+        if let t = scene.toggle { drawKey(t, theme: theme) }
         cairo_surface_flush(surface)
     }
 
     private func drawPrompt(_ scene: Scene) {
         let box = scene.promptBox
         drawText(scene.prompt, family: scene.theme.fontFamily, size: scene.theme.fontSize, color: scene.theme.text,
-                 centre: Point(x: Double(box.x) + Double(box.width) / 2, y: Double(box.y) + Double(box.height) / 2))
+                 centre: Point(x: Double(box.x) + Double(box.width) / 2, y: Double(box.y) + Double(box.height) / 2),
+                 maxWidth: Double(box.width) * 0.95)
     }
 
-    /// Draws `text` centred on `centre` with a face of `family` that has its characters.
-    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point) {
+    /// Draws `text` centred on `centre` with a face of `family` that has its characters,
+    /// smaller than `size` if that is what it takes to stay within `maxWidth` (the text
+    /// must stay inside the rectangle its element damages).
+    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point, maxWidth: Double) {
         if text.isEmpty { return }
         cairo_set_font_face(cr, face(family: family, for: text))
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
+        if ext.x_advance > maxWidth, ext.x_advance > 0 {
+            cairo_set_font_size(cr, size * maxWidth / ext.x_advance)
+            cairo_text_extents(cr, text, &ext)
+        }
         // Centred on the ink horizontally, on the font's digits/capitals vertically.
         var fext = cairo_font_extents_t()
         cairo_font_extents(cr, &fext)
@@ -139,10 +146,11 @@ public final class Renderer {
         switch box.content {
         case .empty: break
         case .digit(let d):
-            drawText(String(d), family: theme.fontFamily, size: theme.codeFontSize, color: ink, centre: Point(x: cx, y: cy))
+            drawText(String(d), family: theme.fontFamily, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
+                     maxWidth: Double(r.width))
         case .dot:
             setSource(ink)
-            cairo_arc(cr, cx, cy, theme.codeFontSize * 0.18, 0, 2 * Double.pi)
+            cairo_arc(cr, cx, cy, box.fontSize * 0.18, 0, 2 * Double.pi)
             cairo_fill(cr)
         }
         setSource(box.underline)
@@ -155,7 +163,8 @@ public final class Renderer {
         }
     }
 
-    private func drawKey(_ key: Scene.KeyCap, theme: Theme, fontSize: Double) {
+    private func drawKey(_ key: Scene.KeyCap, theme: Theme) {
+        let fontSize = key.fontSize
         let r = key.rect
         let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
         setSource(key.pressed ? theme.keyPressed : theme.key)
@@ -174,7 +183,7 @@ public final class Renderer {
         let centre = Point(x: x + w / 2, y: y + h / 2)
         switch key.label {
         case .text(let t):
-            drawText(t, family: theme.fontFamily, size: fontSize, color: theme.keyText, centre: centre)
+            drawText(t, family: theme.fontFamily, size: fontSize, color: theme.keyText, centre: centre, maxWidth: w * 0.9)
         case .delete:
             // A key-shaped arrow pointing left with a cross in it.
             let s = fontSize * 0.5

@@ -74,6 +74,28 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         }
     }
 
+    @Test func twelveDigitsOnANarrowPortraitScreenStayInsideTheirBoxes() throws {
+        let size = Size(width: 360, height: 640)
+        var c = Config()
+        try c.apply("unlock_method = code\ncode_length = 12\nmessage_code_prompt = Enter the twelve digits of your code to unlock this device\n", file: "t")
+        var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        let incremental = ShadowBuffer(size: size), full = ShadowBuffer(size: size)
+        let ri = Renderer(shadow: incremental), rf = Renderer(shadow: full)
+        var previous: Scene? = nil
+        for i in 0..<11 {
+            _ = s.key(.digit((i * 3) % 10), at: Instant(microseconds: Int64(i) * 50_000))
+            let scene = s.scene
+            ri.draw(scene, damage: scene.damage(from: previous))
+            rf.draw(scene, damage: scene.damage(from: nil))
+            previous = scene
+            #expect(differences(incremental, full, tolerance: 12) == [], "after digit \(i + 1)")
+        }
+        _ = s.key(.delete, at: Instant(microseconds: 600_000))
+        ri.draw(s.scene, damage: s.scene.damage(from: previous))
+        rf.draw(s.scene, damage: s.scene.damage(from: nil))
+        #expect(differences(incremental, full, tolerance: 12) == [], "after delete")
+    }
+
     @Test func aBlinkStepRepaintsOnlyTheCursorsBox() {
         let size = Size(width: 480, height: 800)
         var c = Config()
