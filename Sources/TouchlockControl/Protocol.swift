@@ -140,6 +140,36 @@ public struct Status: Codable, Hashable, Sendable {
         }
     }
 
+    /// The code pad as laid out on the screen, so a client can aim at its keys.
+    public struct CodePad: Codable, Hashable, Sendable {
+        /// Digits in the code.
+        public var length: Int
+        /// Digits entered so far.
+        public var entered: Int
+        /// Key centres [x, y] in screen pixels: "0"..."9", "delete", "ok".
+        public var keys: [String: [Double]]
+        /// The digit boxes as [x, y, width, height].
+        public var boxes: [[Int]]
+
+        public init(_ pad: TouchlockCore.CodePad) {
+            length = pad.length
+            entered = pad.entered
+            var keys: [String: [Double]] = [:]
+            for slot in pad.layout.keys.indices {
+                let name: String
+                switch pad.key(inSlot: slot) {
+                case .digit(let d): name = String(d)
+                case .delete: name = "delete"
+                case .ok: name = "ok"
+                }
+                let c = pad.layout.keys[slot].centre
+                keys[name] = [c.x, c.y]
+            }
+            self.keys = keys
+            boxes = pad.layout.boxes.map { [$0.x, $0.y, $0.width, $0.height] }
+        }
+    }
+
     public var state: State
     /// Consecutive failed attempts.
     public var failures: Int
@@ -147,6 +177,11 @@ public struct Status: Codable, Hashable, Sendable {
     public var method: UnlockMethod?
     public var screen: Screen
     public var pattern: Pattern
+    /// The method on screen (pattern or code).
+    public var showing: UnlockMethod?
+    public var code: CodePad?
+    /// The centre [x, y] of the control that switches between pattern and code.
+    public var toggle: [Double]?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
         self.state = state; self.failures = failures; self.method = method
@@ -160,6 +195,14 @@ public struct Status: Codable, Hashable, Sendable {
         self.init(state: State(session.state), failures: session.failures, method: method,
                   screen: Screen(screen), pattern: Pattern(grid))
     }
+
+    /// The status of a whole lock screen.
+    public init(_ lock: LockScreen, screen: Size) {
+        self.init(session: lock.session, screen: screen, grid: lock.pattern.grid)
+        showing = lock.active
+        code = lock.code.map(CodePad.init)
+        toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
+    }
 }
 
 /// A line sent to subscribers.
@@ -167,6 +210,7 @@ public struct Status: Codable, Hashable, Sendable {
 ///     {"at":123456789,"event":"unlocked","method":"pattern"}
 ///     {"event":"failed","failures":2,"method":"pattern","retry_after_ms":500}
 ///     {"event":"locked"}
+///     {"entered":2,"event":"progress","total":4}
 public enum Event: Codable, Hashable, Sendable {
     /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
     case unlocked(method: UnlockMethod, at: Instant)
@@ -174,6 +218,8 @@ public enum Event: Codable, Hashable, Sendable {
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
     /// The session is locked again.
     case locked
+    /// Digits entered on the code pad so far, of `total`; never the digits themselves.
+    case progress(entered: Int, total: Int)
 
     /// The event the lock screen announced.
     public init(_ event: LockEvent) {
@@ -182,6 +228,7 @@ public enum Event: Codable, Hashable, Sendable {
         case .failed(let method, let failures, let retryAfter):
             self = .failed(method: method, failures: failures, retryAfter: retryAfter)
         case .locked: self = .locked
+        case .progress(let entered, let total): self = .progress(entered: entered, total: total)
         }
     }
 
@@ -190,11 +237,12 @@ public enum Event: Codable, Hashable, Sendable {
         case .unlocked: "unlocked"
         case .failed: "failed"
         case .locked: "locked"
+        case .progress: "progress"
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, method, at, failures
+        case event, method, at, failures, entered, total
         case retryAfterMilliseconds = "retry_after_ms"
     }
 
@@ -210,6 +258,8 @@ public enum Event: Codable, Hashable, Sendable {
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
         case "locked":
             self = .locked
+        case "progress":
+            self = .progress(entered: try c.decode(Int.self, forKey: .entered), total: try c.decode(Int.self, forKey: .total))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
@@ -228,6 +278,9 @@ public enum Event: Codable, Hashable, Sendable {
             try c.encode(retryAfter.milliseconds, forKey: .retryAfterMilliseconds)
         case .locked:
             break
+        case .progress(let entered, let total):
+            try c.encode(entered, forKey: .entered)
+            try c.encode(total, forKey: .total)
         }
     }
 }

@@ -14,6 +14,8 @@ public struct Config: Sendable {
     public var inputQuirks: [InputQuirk] = []
     /// How the panel sits relative to the picture (`touch_rotation`, `touch_flip`).
     public var touchOrientation = TouchOrientation()
+    /// The settings of the lock screens (Config+Screens.swift).
+    public var screens = ScreenSettings()
 
     public init() {}
 
@@ -95,6 +97,7 @@ public struct Config: Sendable {
                     }
                 } catch { throw bad(error.description) }
             default:
+                if try applyScreenSetting(key: key, value: value, file: file, line: n) { continue }
                 throw Error(file: file, line: n, message: "unknown key '\(key)'")
             }
         }

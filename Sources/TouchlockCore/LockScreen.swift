@@ -3,43 +3,107 @@ public enum LockEvent: Hashable, Sendable {
     case unlocked(UnlockMethod, at: Instant)
     case failed(UnlockMethod, failures: Int, retryAfter: Interval)
     case locked(at: Instant)
+    /// Digits entered on the code pad, of how many: never the digits (seed 003's
+    /// uncompleted callback).
+    case progress(entered: Int, of: Int)
 }
 
-/// The lock screen as one value: the pattern gesture feeding the session, and the scene
-/// that shows both. The daemon carries out the actions (verifying a secret, arming the
-/// timer, telling subscribers, redrawing); this type never touches the outside world.
+/// The lock screen as one value: the pattern gesture and the code pad feeding the
+/// session, and the scene that shows them. The daemon carries out the actions (verifying
+/// a secret, arming the timer, telling subscribers, redrawing); this type never touches
+/// the outside world. Time comes in with every event; the scene is drawn as of the last.
 public struct LockScreen: Sendable {
     public enum Action: Hashable, Sendable {
         /// Check an attempt against the stored secret and call `verified`.
         case verify(Pattern)
+        /// Check a code against the stored secret and call `verified`.
+        case verifyCode(Code)
         case emit(LockEvent)
         case armTimer(Instant)
         case redraw
     }
 
     public private(set) var pattern: PatternLock
+    public private(set) var code: CodePad?
     public private(set) var session: Session
     public var builder: SceneBuilder
+    /// Which methods the screen offers, and the one shown.
+    public let methods: ScreenSettings.Methods
+    public private(set) var active: UnlockMethod
+    /// Where the control that switches methods is (with both methods).
+    public let toggleRect: PixelRect?
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
-    /// Fingers that landed while input was blocked: ignored until they lift.
+    /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
     private var notice: String?
+    /// The time of the last event: what the scene is drawn as of.
+    public private(set) var now = Instant(microseconds: 0)
 
-    public init(pattern: PatternLock, session: Session, builder: SceneBuilder) {
+    public init(pattern: PatternLock, session: Session, builder: SceneBuilder, code: CodePad? = nil,
+                methods: ScreenSettings.Methods = .pattern, toggle: PixelRect? = nil) {
         self.pattern = pattern
         self.session = session
         self.builder = builder
+        self.code = code
+        precondition(methods == .pattern || code != nil, "a code screen needs a code pad")
+        self.methods = methods
+        self.active = methods == .code ? .code : .pattern
+        self.toggleRect = methods == .both ? toggle : nil
     }
 
     public var scene: Scene {
-        var s = builder.pattern(pattern, session: session)
-        if let notice, case .locked = session.state, case .idle = pattern.state { s.prompt = notice }
+        var s: Scene
+        switch active {
+        case .pattern:
+            s = builder.pattern(pattern, session: session)
+        case .code:
+            let pad = code!
+            if case .unlocked = session.state, pad.state == .entering {
+                s = Scene(size: builder.size, theme: builder.theme, prompt: "",
+                          promptBox: PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height),
+                          nodes: [], path: [], pathColor: builder.theme.path, tail: nil)
+            } else {
+                s = builder.code(pad, session: session, prompt: "", at: now)
+            }
+        }
+        s.prompt = prompt
+        if let r = toggleRect, s.boxes.count + s.nodes.count > 0 {
+            let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
+            s.toggle = Scene.KeyCap(rect: r, label: .text(label), pressed: false, round: false,
+                                    fontSize: min(builder.theme.fontSize * 0.8, Double(r.height) * 0.5))
+        }
         return s
     }
 
+    /// What the prompt says now.
+    public var prompt: String {
+        let m = builder.messages
+        switch session.state {
+        case .locked, .verifying:
+            if let notice, machineIdle { return notice }
+            return active == .pattern ? m.patternPrompt : m.codePrompt
+        case .wrong(let method, _):
+            return method == .pattern ? m.wrongPattern : m.wrongCode
+        case .lockout(let until):
+            let left = max(0, (until - now).microseconds)
+            return Messages.fill(m.lockout, ["s": Int((left + 999_999) / 1_000_000)])
+        case .unlocked:
+            return m.unlocked
+        }
+    }
+
+    private var machineIdle: Bool {
+        switch active {
+        case .pattern: return pattern.state == .idle
+        case .code: return code?.state == .entering
+        }
+    }
+
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
         var passed: [ScreenTouch] = []
+        var out: [Action] = []
         for t in touches {
             if ignored.contains(t.id) {
                 if t.phase == .ended { ignored.remove(t.id) }
@@ -49,46 +113,109 @@ public struct LockScreen: Sendable {
                 ignored.insert(t.id)
                 continue
             }
+            if t.phase == .began, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty {
+                ignored.insert(t.id)
+                out += switchMethod(at: now)
+                continue
+            }
             passed.append(t)
         }
-        if passed.isEmpty { return [] }
-        if notice != nil, passed.contains(where: { $0.phase == .began }) { notice = nil }
-        return apply(pattern.handle(passed, at: now), at: now)
+        if passed.isEmpty { return out }
+        if notice != nil, passed.contains(where: { $0.phase == .began }) {
+            notice = nil
+            out.append(.redraw)
+        }
+        switch active {
+        case .pattern: return out + apply(pattern.handle(passed, at: now), at: now)
+        case .code: return out + apply(code!.handle(passed, at: now), at: now)
+        }
     }
 
-    /// A key from a hardware keypad. The lock screen has no code pad yet, so a key changes
-    /// nothing; it is logged (never its digit) so that a keypad can be checked.
-    public mutating func key(_ key: KeyInput, at now: Instant) -> [Action] {
-        switch key {
-        case .digit: Log.debug("keypad: a digit at \(now)")
-        case .backspace: Log.debug("keypad: backspace at \(now)")
-        case .enter: Log.debug("keypad: enter at \(now)")
-        case .escape: Log.debug("keypad: escape at \(now)")
+    /// A key of a hardware keypad: digits, delete, enter. It shows the code pad when both
+    /// methods are offered.
+    public mutating func key(_ k: CodePad.Key, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard code != nil, session.acceptsInput else { return [] }
+        var out: [Action] = []
+        if active == .pattern {
+            guard methods == .both, pattern.state == .idle else { return [] }
+            out += switchMethod(at: now)
         }
-        return []
+        notice = nil
+        return out + apply(code!.key(k, at: now), at: now)
+    }
+
+    private mutating func switchMethod(at now: Instant) -> [Action] {
+        notice = nil
+        var out = apply(pattern.reset(), at: now)
+        if code != nil { out += apply(code!.reset(at: now), at: now) }
+        active = active == .pattern ? .code : .pattern
+        Log.debug("lock screen: switched to \(active.rawValue)")
+        if active == .pattern { out = out.filter { if case .armTimer = $0 { false } else { true } } }
+        return out + [.redraw]
+    }
+
+    /// A key from a hardware keypad or keyboard: digits, backspace and enter work the
+    /// code pad as its own keys do; escape clears what was typed.
+    public mutating func hardwareKey(_ key: KeyInput, at now: Instant) -> [Action] {
+        switch key {
+        case .digit(let d): return self.key(CodePad.Key.digit(d), at: now)
+        case .backspace: return self.key(CodePad.Key.delete, at: now)
+        case .enter: return self.key(CodePad.Key.ok, at: now)
+        case .escape:
+            self.now = max(self.now, now)
+            guard code != nil, active == .code, session.acceptsInput else { return [] }
+            return apply(code!.reset(at: now), at: now) + [.redraw]
+        }
     }
 
     public mutating func verified(_ match: Bool, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
         var out: [Action] = []
         for a in session.verified(match, at: now) {
             switch a {
             case .unlocked(let m, let t):
-                out += apply(pattern.verdict(accepted: true, at: now, errorHold: session.errorHold), at: now)
+                out += verdict(m, accepted: true, at: now)
                 out.append(.emit(.unlocked(m, at: t)))
                 out.append(.armTimer(now + acceptHold))
             case .failed(let m, let failures, let retry):
-                out += apply(pattern.verdict(accepted: false, at: now, errorHold: session.errorHold), at: now)
+                out += verdict(m, accepted: false, at: now)
                 out.append(.emit(.failed(m, failures: failures, retryAfter: retry)))
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
             case .verify(let m): Log.bug("lock screen: session asked to verify \(m) after a verdict")
             }
         }
+        out += countdownTick()
         return out
     }
 
+    private mutating func verdict(_ m: UnlockMethod, accepted: Bool, at now: Instant) -> [Action] {
+        switch m {
+        case .pattern:
+            return apply(pattern.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
+        case .code:
+            guard code != nil else {
+                Log.bug("lock screen: a code verdict without a code pad")
+                return []
+            }
+            return apply(code!.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
+        }
+    }
+
+    /// During a lockout the countdown changes every second: wake at the next whole second.
+    private func countdownTick() -> [Action] {
+        guard case .lockout(let until) = session.state, now < until else { return [] }
+        let left = (until - now).microseconds
+        let step = left % 1_000_000 == 0 ? 1_000_000 : left % 1_000_000
+        return [.armTimer(now + Interval(microseconds: step))]
+    }
+
     public mutating func timer(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
         var out: [Action] = []
+        let wasLockout: Bool
+        if case .lockout = session.state { wasLockout = true } else { wasLockout = false }
         for a in session.timerFired(at: now) {
             switch a {
             case .armTimer(let t): out.append(.armTimer(t))
@@ -96,24 +223,40 @@ public struct LockScreen: Sendable {
             case .verify, .unlocked, .failed: Log.bug("lock screen: session action \(a) on a timer")
             }
         }
-        if case .accepted = pattern.state, now >= lastAcceptDeadline(now) {
-            out += apply(pattern.reset(), at: now)
+        if wasLockout {
+            out.append(.redraw)
+            out += countdownTick()
+        }
+        if case .unlocked(_, let at) = session.state, now >= at + acceptHold {
+            if case .accepted = pattern.state { out += apply(pattern.reset(), at: now) }
+            if code?.state == .accepted {
+                // Nothing of the code stays on screen; nothing blinks, nothing is announced.
+                let quiet = code!.reset(at: now).filter {
+                    switch $0 {
+                    case .armTimer, .progress: false
+                    case .redraw, .submit, .incomplete: true
+                    }
+                }
+                out += apply(quiet, at: now)
+            }
         }
         out += apply(pattern.timerFired(at: now), at: now)
+        if code != nil {
+            let acts = code!.timerFired(at: now)
+            // Only the pad on screen animates; the other is not drawn and needs no wake-ups.
+            out += apply(active == .code ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
+        }
         return out
-    }
-
-    private func lastAcceptDeadline(_ now: Instant) -> Instant {
-        if case .unlocked(_, let at) = session.state { return at + acceptHold }
-        return now
     }
 
     /// A client asked to lock the device again.
     public mutating func lock(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
         var out: [Action] = []
         let changed = session.lock()
         if !changed.isEmpty {
             out += apply(pattern.reset(), at: now)
+            if code != nil { out += apply(code!.reset(at: now), at: now) }
             out.append(.redraw)
             out.append(.emit(.locked(at: now)))
         }
@@ -127,17 +270,40 @@ public struct LockScreen: Sendable {
             case .redraw: out.append(.redraw)
             case .armTimer(let t): out.append(.armTimer(t))
             case .tooShort(let n, let minimum):
-                notice = "Connect at least \(minimum) dots (\(n) drawn)"
+                notice = Messages.fill(builder.messages.tooShort, ["min": minimum, "n": n])
                 out.append(.redraw)
             case .submit(let p):
-                for s in session.submit(.pattern, at: now) {
-                    switch s {
-                    case .verify: out.append(.verify(p))
-                    case .stateChanged: out.append(.redraw)
-                    case .armTimer(let t): out.append(.armTimer(t))
-                    case .unlocked, .failed: Log.bug("lock screen: session decided before verifying")
-                    }
-                }
+                out += submit(.pattern, .verify(p), at: now)
+            }
+        }
+        return out
+    }
+
+    private mutating func apply(_ actions: [CodePad.Action], at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for a in actions {
+            switch a {
+            case .redraw: out.append(.redraw)
+            case .armTimer(let t): out.append(.armTimer(t))
+            case .progress(let e, let n): out.append(.emit(.progress(entered: e, of: n)))
+            case .incomplete(_, let n):
+                notice = Messages.fill(builder.messages.codeIncomplete, ["n": n])
+                out.append(.redraw)
+            case .submit(let c):
+                out += submit(.code, .verifyCode(c), at: now)
+            }
+        }
+        return out
+    }
+
+    private mutating func submit(_ method: UnlockMethod, _ verify: Action, at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for s in session.submit(method, at: now) {
+            switch s {
+            case .verify: out.append(verify)
+            case .stateChanged: out.append(.redraw)
+            case .armTimer(let t): out.append(.armTimer(t))
+            case .unlocked, .failed: Log.bug("lock screen: session decided before verifying")
             }
         }
         return out

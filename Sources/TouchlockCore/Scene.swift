@@ -22,20 +22,38 @@ public struct Scene: Hashable, Sendable {
     public var pathColor: Color
     /// The live segment from the last chosen node to the finger.
     public var tail: Point?
+    /// How opaque the tail is (0...1): it fades in as the finger leaves the last node.
+    public var tailAlpha: Double
+    /// The code pad's digit boxes and keypad (empty on the pattern screen).
+    public var boxes: [Box] = []
+    public var keys: [KeyCap] = []
+    /// The control that switches between the pattern and the code.
+    public var toggle: KeyCap?
 
     public init(size: Size, theme: Theme, prompt: String, promptBox: PixelRect,
-                nodes: [Node], path: [Point], pathColor: Color, tail: Point?) {
+                nodes: [Node], path: [Point], pathColor: Color, tail: Point?, tailAlpha: Double = 1) {
         self.size = size; self.theme = theme; self.prompt = prompt; self.promptBox = promptBox
         self.nodes = nodes; self.path = path; self.pathColor = pathColor; self.tail = tail
+        self.tailAlpha = tailAlpha
+    }
+
+    /// The tail's opacity for a finger `distance` pixels from the last chosen node on a
+    /// grid of `cell` pixels (Android's rule): invisible within 0.3 cell, opaque from
+    /// 0.55 cell, linear in between.
+    public static func tailAlpha(distance: Double, cell: Double) -> Double {
+        guard cell > 0 else { return 1 }
+        return min(1, max(0, (distance / cell - 0.3) * 4))
     }
 
     /// The pixels that differ between `old` and `self`.
     public func damage(from old: Scene?) -> Damage {
         var d = Damage(bounds: size)
-        guard let old, old.size == size, old.theme == theme, old.nodes.count == nodes.count else {
+        guard let old, old.size == size, old.theme == theme, old.nodes.count == nodes.count,
+              old.boxes.count == boxes.count, old.keys.count == keys.count else {
             d.addAll()
             return d
         }
+        addControlDamage(from: old, to: &d)
         if old.prompt != prompt {
             d.add(promptBox)
             d.add(old.promptBox)
@@ -54,7 +72,7 @@ public struct Scene: Hashable, Sendable {
                 for i in 1..<s.count { d.add(PixelRect(segment: s[i - 1], s[i], width: w)) }
             }
         }
-        if old.tail != tail || old.path.last != path.last {
+        if old.tail != tail || old.tailAlpha != tailAlpha || old.path.last != path.last {
             if let t = old.tail, let last = old.path.last { d.add(PixelRect(segment: last, t, width: w)) }
             if let t = tail, let last = path.last { d.add(PixelRect(segment: last, t, width: w)) }
         }
@@ -69,8 +87,14 @@ public struct Scene: Hashable, Sendable {
 public struct SceneBuilder: Sendable {
     public var theme: Theme
     public var size: Size
+    /// Stealth mode: the path, the tail and the chosen nodes are not shown, so nobody
+    /// looking over a shoulder sees the pattern; only the messages tell the outcome.
+    public var stealth: Bool
+    public var messages: Messages
 
-    public init(theme: Theme, size: Size) { self.theme = theme; self.size = size }
+    public init(theme: Theme, size: Size, stealth: Bool = false, messages: Messages = Messages()) {
+        self.theme = theme; self.size = size; self.stealth = stealth; self.messages = messages
+    }
 
     public func pattern(_ lock: PatternLock, session: Session) -> Scene {
         let grid = lock.grid
@@ -80,15 +104,24 @@ public struct SceneBuilder: Sendable {
         var nodes = (0..<grid.count).map {
             Scene.Node(center: grid.center(of: $0), radius: grid.nodeRadius, state: .normal)
         }
-        for n in path { nodes[n].state = error ? .error : .selected }
         var tail: Point? = nil
-        if case .drawing(_, let p, let finger) = lock.state, !p.isEmpty { tail = finger }
+        var tailAlpha = 1.0
+        if case .drawing(_, let p, let finger) = lock.state, let last = p.last {
+            tail = finger
+            tailAlpha = Scene.tailAlpha(distance: grid.center(of: last).distance(to: finger), cell: grid.cell)
+        }
+        var shown = path
+        if stealth {
+            shown = []
+            tail = nil
+        }
+        for n in shown { nodes[n].state = error ? .error : .selected }
         let prompt: String
         switch session.state {
-        case .locked, .verifying: prompt = "Draw your pattern to unlock"
-        case .wrong: prompt = "Wrong pattern, try again"
-        case .lockout: prompt = "Too many attempts"
-        case .unlocked: prompt = "Unlocked"
+        case .locked, .verifying: prompt = messages.patternPrompt
+        case .wrong: prompt = messages.wrongPattern
+        case .lockout: prompt = Messages.fill(messages.lockout, ["s": 0])
+        case .unlocked: prompt = messages.unlocked
         }
         let band = Int(grid.origin.y)
         if case .unlocked = session.state, case .idle = lock.state {
@@ -101,8 +134,8 @@ public struct SceneBuilder: Sendable {
         }
         return Scene(size: size, theme: theme, prompt: prompt,
                      promptBox: PixelRect(x: 0, y: 0, width: size.width, height: max(band, 1)),
-                     nodes: nodes, path: path.map(grid.center(of:)),
+                     nodes: nodes, path: shown.map(grid.center(of:)),
                      pathColor: error ? theme.error.with(alpha: theme.path.alpha) : theme.path,
-                     tail: tail)
+                     tail: tail, tailAlpha: tail == nil ? 1 : tailAlpha)
     }
 }

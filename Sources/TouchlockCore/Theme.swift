@@ -39,5 +39,32 @@ public struct Theme: Hashable, Sendable {
     public var lineWidth = 10.0
     public var fontFamily = "DejaVu Sans"
     public var fontSize = 28.0
+
+    // The code pad (seeds 000, 002, 003) and the on-screen controls.
+    /// The focused box's underline and the cursor's default (seed 000's blue).
+    public var accent = Color(red: 0, green: 170.0 / 255, blue: 1)
+    /// An empty box's underline (seed 000's light grey, seed 003's #f0f0f0 on white).
+    public var underline = Color(red: 0.33, green: 0.35, blue: 0.39)
+    /// A filled box's underline (seed 003's #999999; seed 002 colours filled boxes apart).
+    public var underlineFilled = Color(red: 0.75, green: 0.77, blue: 0.8)
+    public var cursor = Color(red: 0, green: 170.0 / 255, blue: 1)
+    public var key = Color(red: 0.16, green: 0.18, blue: 0.22)
+    public var keyPressed = Color(red: 0.32, green: 0.36, blue: 0.42)
+    public var keyText = Color(red: 0.92, green: 0.93, blue: 0.95)
+    public var codeFontSize = 40.0
+    public var keyFontSize = 32.0
+    /// A PNG drawn behind everything, scaled to cover the screen (seed 002).
+    public var backgroundImage: String?
+    /// Sizes (font sizes, line width) are multiplied by this: the panel's DPI over 96.
+    public var scale = 1.0
     public init() {}
+
+    /// The theme with every size multiplied by `factor`.
+    public func scaled(by factor: Double) -> Theme {
+        var t = self
+        t.scale = factor
+        t.lineWidth *= factor; t.fontSize *= factor
+        t.codeFontSize *= factor; t.keyFontSize *= factor
+        return t
+    }
 }

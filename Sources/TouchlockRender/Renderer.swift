@@ -19,7 +19,14 @@ public final class Renderer {
         precondition(cairo_status(cr) == CAIRO_STATUS_SUCCESS, "cairo_create failed")
     }
 
+    /// Font faces by family and by the non-ASCII characters they must cover.
+    private var faces: [String: OpaquePointer] = [:]
+    /// The background image (path, surface), loaded once.
+    private var backgroundImage: (path: String, surface: OpaquePointer?)?
+
     deinit {
+        for f in faces.values { cairo_font_face_destroy(f) }
+        if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
         cairo_destroy(cr)
         cairo_surface_destroy(surface)
     }
@@ -40,26 +47,162 @@ public final class Renderer {
         cairo_paint(cr)
         cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
 
+        if let path = theme.backgroundImage { drawBackgroundImage(path) }
         if damage.rects.contains(where: { $0.intersects(scene.promptBox) }) {
             drawPrompt(scene)
         }
         drawPath(scene)
         for node in scene.nodes { drawNode(node, theme: theme) }
+        for box in scene.boxes { drawBox(box, theme: theme) }
+        for key in scene.keys { drawKey(key, theme: theme) }
+        if let t = scene.toggle { drawKey(t, theme: theme) }
         cairo_surface_flush(surface)
     }
 
     private func drawPrompt(_ scene: Scene) {
-        let theme = scene.theme
-        cairo_select_font_face(cr, theme.fontFamily, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL)
-        cairo_set_font_size(cr, theme.fontSize)
-        var ext = cairo_text_extents_t()
-        cairo_text_extents(cr, scene.prompt, &ext)
         let box = scene.promptBox
-        let x = Double(box.x) + (Double(box.width) - ext.width) / 2 - ext.x_bearing
-        let y = Double(box.y) + (Double(box.height) - ext.height) / 2 - ext.y_bearing
-        setSource(theme.text)
+        drawText(scene.prompt, family: scene.theme.fontFamily, size: scene.theme.fontSize, color: scene.theme.text,
+                 centre: Point(x: Double(box.x) + Double(box.width) / 2, y: Double(box.y) + Double(box.height) / 2),
+                 maxWidth: Double(box.width) * 0.95)
+    }
+
+    /// Draws `text` centred on `centre` with a face of `family` that has its characters,
+    /// smaller than `size` if that is what it takes to stay within `maxWidth` (the text
+    /// must stay inside the rectangle its element damages).
+    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point, maxWidth: Double) {
+        if text.isEmpty { return }
+        cairo_set_font_face(cr, face(family: family, for: text))
+        cairo_set_font_size(cr, size)
+        var ext = cairo_text_extents_t()
+        cairo_text_extents(cr, text, &ext)
+        if ext.x_advance > maxWidth, ext.x_advance > 0 {
+            cairo_set_font_size(cr, size * maxWidth / ext.x_advance)
+            cairo_text_extents(cr, text, &ext)
+        }
+        // Centred on the ink horizontally, on the font's digits/capitals vertically.
+        var fext = cairo_font_extents_t()
+        cairo_font_extents(cr, &fext)
+        let x = centre.x - ext.width / 2 - ext.x_bearing
+        let y = centre.y + (fext.ascent - fext.descent) / 2
+        setSource(color)
         cairo_move_to(cr, x, y)
-        cairo_show_text(cr, scene.prompt)
+        cairo_show_text(cr, text)
+    }
+
+    /// A font face for `family` through fontconfig. When the text has characters beyond
+    /// ASCII, they go into the pattern as a character set: fontconfig ranks coverage above
+    /// the family name, so a label in Chinese gets a face that has its glyphs (WenQuanYi
+    /// Micro Hei when installed) while Latin text keeps the configured family.
+    private func face(family: String, for text: String) -> OpaquePointer {
+        let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
+        let key = family + "|" + extra.map { String($0, radix: 16) }.joined(separator: ",")
+        if let f = faces[key] { return f }
+        let pattern = FcPatternCreate()
+        _ = FcPatternAddString(pattern, FC_FAMILY, family)
+        if !extra.isEmpty, let cs = FcCharSetCreate() {
+            for c in extra { _ = FcCharSetAddChar(cs, c) }
+            _ = FcPatternAddCharSet(pattern, FC_CHARSET, cs)
+            FcCharSetDestroy(cs)
+        }
+        // cairo completes the pattern (FcConfigSubstitute, FcFontMatch) when it makes the font.
+        let f = cairo_ft_font_face_create_for_pattern(pattern)!
+        FcPatternDestroy(pattern)
+        faces[key] = f
+        return f
+    }
+
+    private func drawBackgroundImage(_ path: String) {
+        if backgroundImage?.path != path {
+            if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
+            var img: OpaquePointer? = cairo_image_surface_create_from_png(path)
+            if let i = img, cairo_surface_status(i) != CAIRO_STATUS_SUCCESS {
+                Log.warning("cannot read the background image \(path)")
+                cairo_surface_destroy(i)
+                img = nil
+            }
+            backgroundImage = (path, img)
+        }
+        guard let img = backgroundImage?.surface else { return }
+        let iw = Double(cairo_image_surface_get_width(img)), ih = Double(cairo_image_surface_get_height(img))
+        guard iw > 0, ih > 0 else { return }
+        let sw = Double(shadow.size.width), sh = Double(shadow.size.height)
+        // Cover the screen, keep the aspect ratio, centre the crop.
+        let k = max(sw / iw, sh / ih)
+        cairo_save(cr)
+        cairo_translate(cr, (sw - iw * k) / 2, (sh - ih * k) / 2)
+        cairo_scale(cr, k, k)
+        cairo_set_source_surface(cr, img, 0, 0)
+        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+        cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)  // no fade to transparent at the edges
+        cairo_paint(cr)
+        cairo_restore(cr)
+    }
+
+    private func drawBox(_ box: Scene.Box, theme: Theme) {
+        let r = box.rect
+        let cx = Double(r.x) + Double(r.width) / 2
+        let cy = Double(r.y) + Double(r.height) / 2 - box.underlineWidth
+        let ink = box.error ? theme.error : theme.text
+        switch box.content {
+        case .empty: break
+        case .digit(let d):
+            drawText(String(d), family: theme.fontFamily, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
+                     maxWidth: Double(r.width))
+        case .dot:
+            setSource(ink)
+            cairo_arc(cr, cx, cy, box.fontSize * 0.18, 0, 2 * Double.pi)
+            cairo_fill(cr)
+        }
+        setSource(box.underline)
+        cairo_rectangle(cr, Double(r.x), Double(r.maxY) - box.underlineWidth, Double(r.width), box.underlineWidth)
+        cairo_fill(cr)
+        if let c = box.cursor, c.opacity > 0 {
+            setSource(theme.cursor.with(alpha: theme.cursor.alpha * c.opacity))
+            cairo_rectangle(cr, (c.x - c.width / 2).rounded(), (cy - c.height / 2).rounded(), c.width, c.height.rounded())
+            cairo_fill(cr)
+        }
+    }
+
+    private func drawKey(_ key: Scene.KeyCap, theme: Theme) {
+        let fontSize = key.fontSize
+        let r = key.rect
+        let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
+        setSource(key.pressed ? theme.keyPressed : theme.key)
+        if key.round {
+            cairo_arc(cr, x + w / 2, y + h / 2, min(w, h) / 2, 0, 2 * Double.pi)
+        } else {
+            let rad = min(w, h) / 2
+            cairo_new_sub_path(cr)
+            cairo_arc(cr, x + w - rad, y + rad, rad, -Double.pi / 2, 0)
+            cairo_arc(cr, x + w - rad, y + h - rad, rad, 0, Double.pi / 2)
+            cairo_arc(cr, x + rad, y + h - rad, rad, Double.pi / 2, Double.pi)
+            cairo_arc(cr, x + rad, y + rad, rad, Double.pi, 3 * Double.pi / 2)
+            cairo_close_path(cr)
+        }
+        cairo_fill(cr)
+        let centre = Point(x: x + w / 2, y: y + h / 2)
+        switch key.label {
+        case .text(let t):
+            drawText(t, family: theme.fontFamily, size: fontSize, color: theme.keyText, centre: centre, maxWidth: w * 0.9)
+        case .delete:
+            // A key-shaped arrow pointing left with a cross in it.
+            let s = fontSize * 0.5
+            setSource(theme.keyText)
+            cairo_set_line_width(cr, max(2, fontSize / 14))
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
+            cairo_move_to(cr, centre.x - s * 1.1, centre.y)
+            cairo_line_to(cr, centre.x - s * 0.5, centre.y - s * 0.6)
+            cairo_line_to(cr, centre.x + s * 0.9, centre.y - s * 0.6)
+            cairo_line_to(cr, centre.x + s * 0.9, centre.y + s * 0.6)
+            cairo_line_to(cr, centre.x - s * 0.5, centre.y + s * 0.6)
+            cairo_close_path(cr)
+            cairo_move_to(cr, centre.x - s * 0.15, centre.y - s * 0.28)
+            cairo_line_to(cr, centre.x + s * 0.45, centre.y + s * 0.28)
+            cairo_move_to(cr, centre.x + s * 0.45, centre.y - s * 0.28)
+            cairo_line_to(cr, centre.x - s * 0.15, centre.y + s * 0.28)
+            cairo_stroke(cr)
+        }
     }
 
     private func drawPath(_ scene: Scene) {
@@ -67,12 +210,35 @@ public final class Renderer {
         cairo_set_line_width(cr, scene.theme.lineWidth)
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
         cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+        let color = scene.pathColor
+        let fading = scene.tail != nil && scene.tailAlpha > 0 && scene.tailAlpha < 1
+        if !fading {
+            // One stroke: round joins, and the tail when it shows at all.
+            cairo_move_to(cr, first.x, first.y)
+            for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
+            if let t = scene.tail, scene.tailAlpha > 0 { cairo_line_to(cr, t.x, t.y) }
+            if scene.path.count == 1 && (scene.tail == nil || scene.tailAlpha == 0) { cairo_line_to(cr, first.x, first.y) }
+            setSource(color)
+            cairo_stroke(cr)
+            return
+        }
+        // While the tail fades in, the path and the tail are drawn opaque into a group, the
+        // tail with its alpha (where it overlaps the path the path stays opaque), then the
+        // group is painted with the path colour's alpha: no darker joint, no seam.
+        cairo_push_group(cr)
         cairo_move_to(cr, first.x, first.y)
         for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
-        if let t = scene.tail { cairo_line_to(cr, t.x, t.y) }
-        if scene.path.count == 1 && scene.tail == nil { cairo_line_to(cr, first.x, first.y) }
-        setSource(scene.pathColor)
+        if scene.path.count == 1 { cairo_line_to(cr, first.x, first.y) }
+        setSource(color.with(alpha: 1))
         cairo_stroke(cr)
+        if let t = scene.tail, let last = scene.path.last {
+            cairo_move_to(cr, last.x, last.y)
+            cairo_line_to(cr, t.x, t.y)
+            setSource(color.with(alpha: scene.tailAlpha))
+            cairo_stroke(cr)
+        }
+        cairo_pop_group_to_source(cr)
+        cairo_paint_with_alpha(cr, color.alpha)
     }
 
     private func drawNode(_ node: Scene.Node, theme: Theme) {
@@ -105,5 +271,26 @@ public final class Renderer {
     public func writePNG(to path: String) throws(PNGError) {
         cairo_surface_flush(surface)
         try shadow.writePNG(to: path)
+    }
+}
+
+extension ShadowBuffer {
+    /// A buffer holding the pixels of a PNG file (for comparing against golden images).
+    public static func readPNG(_ path: String) -> ShadowBuffer? {
+        let img = cairo_image_surface_create_from_png(path)!
+        defer { cairo_surface_destroy(img) }
+        guard cairo_surface_status(img) == CAIRO_STATUS_SUCCESS else { return nil }
+        let w = Int(cairo_image_surface_get_width(img)), h = Int(cairo_image_surface_get_height(img))
+        let buffer = ShadowBuffer(size: Size(width: w, height: h))
+        let target = cairo_image_surface_create_for_data(
+            buffer.pixels.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24, Int32(w), Int32(h), Int32(buffer.stride))
+        let cr = cairo_create(target)
+        cairo_set_source_surface(cr, img, 0, 0)
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_paint(cr)
+        cairo_destroy(cr)
+        cairo_surface_flush(target)
+        cairo_surface_destroy(target)
+        return buffer
     }
 }

@@ -63,3 +63,9 @@ extension Pattern {
     /// The bytes that are hashed for a pattern: its canonical text, which names the grid.
     public var secretBytes: [UInt8] { Array("pattern:\(canonical)".utf8) }
 }
+
+extension Code {
+    /// The bytes that are hashed for a code: its digits after a prefix that keeps a code
+    /// from matching a pattern's hash.
+    public var secretBytes: [UInt8] { Array("code:".utf8) + digits.map { UInt8(ascii: "0") + $0 } }
+}

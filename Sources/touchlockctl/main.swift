@@ -17,6 +17,10 @@ let usage = """
                                    decode an evemu recording through the daemon's
                                    touch assembler; print protocol, frames, sessions
                                    and every touch as one JSON object (no daemon)
+      hash-code                    read a code (digits) on standard input; print its
+                                   salted hash for the code_hash setting
+      preview --screen pattern|code --state STATE --size WxH --out FILE.png [-C FILE]
+                                   draw a lock screen in a state, without hardware
 
     Options:
       --socket PATH   the control socket (default: $\(ControlProtocol.socketEnvironmentVariable), \
@@ -130,6 +134,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // hash-pattern needs no daemon and takes options of its own.
 if arguments.first == "hash-pattern" { exit(hashPatternCommand(Array(arguments.dropFirst()))) }
 if arguments.first == "replay" { exit(replayCommand(Array(arguments.dropFirst()))) }
+if arguments.first == "hash-code" { exit(hashCodeCommand(Array(arguments.dropFirst()))) }
+if arguments.first == "preview" { exit(previewCommand(Array(arguments.dropFirst()))) }
 let options = Options(arguments: arguments)
 if options.timeout != nil && options.command != "wait-unlock" {
     usageError("--timeout applies to wait-unlock only")

@@ -38,11 +38,10 @@ final class Daemon {
         shadow = ShadowBuffer(size: display.size)
         renderer = Renderer(shadow: shadow)
         unpresented = Damage(bounds: display.size)
-        let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: display.size,
-                                      hitFactor: config.hitFactor)
-        lock = LockScreen(pattern: PatternLock(grid: grid, minimumLength: config.minimumLength),
-                          session: Session(errorHold: config.errorHold),
-                          builder: SceneBuilder(theme: config.theme, size: display.size))
+        let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
+        Log.info("\(Int(density.dpi.rounded())) dpi: sizes scaled by \(density.scale)")
+        lock = LockScreen.make(config: config, size: display.size, density: density,
+                               shuffleSeed: Self.randomSeed(), at: EventLoop.now())
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
     }
 
@@ -52,7 +51,7 @@ final class Daemon {
             self.perform(self.lock.touches(touches, at: time), eventTime: time)
         }
         let deliverKey: (KeyInput, Instant) -> Void = { [unowned self] key, time in
-            self.perform(self.lock.key(key, at: time), eventTime: time)
+            self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
         }
         let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation)
         var useReplay = options.input == .replay
@@ -92,6 +91,13 @@ final class Daemon {
         }
     }
 
+    /// 64 bits from the kernel's random source (the standard library's system generator
+    /// reads getrandom), for the keypad's shuffle.
+    static func randomSeed() -> UInt64 {
+        var g = SystemRandomNumberGenerator()
+        return g.next()
+    }
+
     static func bundledReplay() -> String? {
         let p = "/usr/share/touchlock/demo-pattern.evemu"
         return access(p, R_OK) == 0 ? p : nil
@@ -113,6 +119,12 @@ final class Daemon {
                 let match = config.patternHash.map { SecretHash.verify(&bytes, against: $0) } ?? false
                 SecretHash.wipe(&bytes)
                 Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(match ? "accepted" : "rejected")")
+                perform(lock.verified(match, at: EventLoop.now()))
+            case .verifyCode(let attempt):
+                var bytes = attempt.secretBytes
+                let match = config.screens.codeHash.map { SecretHash.verify(&bytes, against: $0) } ?? false
+                SecretHash.wipe(&bytes)
+                Log.info("code attempt of \(attempt.digits.count) digits: \(match ? "accepted" : "rejected")")
                 perform(lock.verified(match, at: EventLoop.now()))
             case .emit(let event):
                 emit(event)
@@ -136,6 +148,8 @@ final class Daemon {
         case .locked:
             Log.info("locked")
             evdev?.grab(true)
+        case .progress(let entered, let total):
+            Log.debug("code: \(entered) of \(total) digits")
         }
         onEvent?(event)
     }

@@ -53,11 +53,22 @@ func main() {
         error_hold_ms = \(config.errorHold.milliseconds)
         socket = \(config.socketPath)
         pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
+        unlock_method = \(config.screens.methods.rawValue)
+        stealth = \(config.screens.stealth)
+        code_hash = \(config.screens.codeHash == nil ? "(not set)" : "(set)")
+        code_length = \(config.screens.codeLength)
+        code_secure = \(config.screens.codeSecure)
+        code_reveal_ms = \(config.screens.codeReveal.milliseconds)
+        keypad_shuffle = \(config.screens.keypadShuffle)
+        dpi = \(config.screens.dpi.map { "\($0)" } ?? "(from the display)")
         """)
         exit(0)
     }
-    guard config.patternHash != nil else {
+    if config.screens.methods != .code && config.patternHash == nil {
         fail("no secret configured: set pattern_hash in a config file (-C FILE); make one with 'touchlockctl hash-pattern'")
+    }
+    if config.screens.methods != .pattern && config.screens.codeHash == nil {
+        fail("unlock_method = \(config.screens.methods.rawValue) needs code_hash in a config file (-C FILE); make one with 'touchlockctl hash-code'")
     }
 
     let loop: EventLoop
@@ -73,7 +84,7 @@ func main() {
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid)
+            Status(daemon.lock, screen: daemon.display.size)
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }

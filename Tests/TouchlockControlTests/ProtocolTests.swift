@@ -39,3 +39,29 @@ import TouchlockCore
         #expect(String(decoding: data, as: UTF8.self).contains("\"request\":\"subscribe\""))
     }
 }
+
+@Suite struct CodeProtocolTests {
+    @Test func progressEventsCarryCountsOnly() throws {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        let line = try e.encode(Event(.progress(entered: 2, of: 4)))
+        #expect(String(decoding: line, as: UTF8.self) == "{\"entered\":2,\"event\":\"progress\",\"total\":4}")
+        #expect(try JSONDecoder().decode(Event.self, from: line) == .progress(entered: 2, total: 4))
+    }
+
+    @Test func statusTellsWhereTheCodePadsKeysAre() throws {
+        var c = Config()
+        c.screens.methods = .both
+        let size = Size(width: 480, height: 800)
+        var lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        _ = lock.key(.digit(1), at: Instant(microseconds: 5))
+        let st = Status(lock, screen: size)
+        #expect(st.showing == .code)
+        #expect(st.code?.length == 4 && st.code?.entered == 1)
+        #expect(Set(st.code!.keys.keys) == Set((0...9).map(String.init) + ["delete", "ok"]))
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        let text = String(decoding: try e.encode(st), as: UTF8.self)
+        #expect(text.contains("\"showing\":\"code\"") && text.contains("\"toggle\":["))
+    }
+}

@@ -9,9 +9,11 @@ through the QEMU monitor and checks their pixels:
 
   (a) unlock  the right pattern unlocks: `touchlockctl wait-unlock` prints the unlocked event;
   (b) drawing while the finger is still down, the path shows over the chosen nodes;
-  (c) error   a wrong pattern shows the error colour, reports `failed` and stays locked.
+  (c) error   a wrong pattern shows the error colour, reports `failed` and stays locked;
+  (d) code    a second daemon with `unlock_method = code`: taps on the on-screen keypad fill
+              the boxes (underlines checked), report `progress` and the right code unlocks.
 
-Screendumps are saved as PNG in --out (idle.png, drawing.png, error.png) with the serial
+Screendumps are saved as PNG in --out (idle.png, drawing.png, error.png, code.png) with the serial
 console log (console.log). --smoke checks only the infrastructure (card0, uinput, screendump).
 QEMU is killed after --timeout seconds and the run is retried once if the guest hung.
 Python standard library only.
@@ -32,6 +34,8 @@ import zlib
 SOCKET = "/run/touchlock/touchlock.sock"
 RIGHT = [0, 1, 2, 5, 8]          # an L: every step joins neighbours, no node is jumped over
 WRONG = [0, 3, 6, 7]
+CODE = [2, 5, 8, 0]
+SOCKET_CODE = "/run/touchlock/code.sock"
 ERROR_HOLD_MS = 2500
 STEP_PX = 15                     # finger moves are interpolated every STEP_PX pixels
 STEP_MS = 8                      # ... and this far apart in time
@@ -41,6 +45,8 @@ BACKGROUND = (15, 18, 23)
 NORMAL = (0x8C, 0x94, 0xA1)
 SELECTED = (0, 170, 255)
 ERROR = (255, 59, 48)
+UNDERLINE = (84, 89, 99)            # an empty box's underline
+UNDERLINE_FILLED = (191, 196, 204)  # a filled box's underline (the focused one is SELECTED)
 
 
 def blend(c, over, alpha):
@@ -54,6 +60,8 @@ PALETTE = {
     "selected-path": blend(SELECTED, BACKGROUND, 0.5),
     "error": ERROR,
     "error-path": blend(ERROR, BACKGROUND, 0.5),
+    "underline": UNDERLINE,
+    "underline-filled": UNDERLINE_FILLED,
 }
 
 
@@ -408,7 +416,8 @@ class Run:
 
     SMOKE_CHECKS = ["card0 is bochs", "uinput touchscreen", "screendump"]
     E2E_CHECKS = ["idle screen", "(c) wrong pattern shows the error and stays locked",
-                  "(b) the path shows over the chosen nodes while drawing", "(a) the right pattern unlocks"]
+                  "(b) the path shows over the chosen nodes while drawing", "(a) the right pattern unlocks",
+                  "(d) the code pad unlocks through the on-screen keypad"]
 
     def smoke(self, guest, out):
         self.expect_checks(self.SMOKE_CHECKS)
@@ -437,7 +446,7 @@ class Run:
         for name, fn in zip(self.SMOKE_CHECKS, (card, uinput, screendump)):
             self.record(name, fn)
 
-    def e2e(self, guest, out, pattern_hash):
+    def e2e(self, guest, out, pattern_hash, code_hash):
         self.expect_checks(self.E2E_CHECKS)
         self.boot(guest)
         node = self.start_injector(guest)
@@ -516,18 +525,78 @@ class Run:
             if m.group(1) != "0":
                 raise CheckFailed(f"touchlockctl wait-unlock exited {m.group(1)}")
 
-        for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock)):
+        def code():
+            # A second daemon, on the code pad, with the same touchscreen.
+            guest.run("kill $(pidof touchlockd) 2>/dev/null; i=0; while pidof touchlockd >/dev/null && [ $i -lt 100 ];"
+                      " do usleep 50000; i=$((i+1)); done; ! pidof touchlockd >/dev/null")
+            conf = ["code_hash = " + code_hash, "unlock_method = code", f"code_length = {len(CODE)}",
+                    f"error_hold_ms = {ERROR_HOLD_MS}", "socket = " + SOCKET_CODE]
+            guest.run("printf '%s\\n' " + " ".join(f"'{c}'" for c in conf) + " >/tmp/code.conf")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/code.conf --display drm --input evdev </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!; echo \"wait-open $DPID\" >&3")
+            guest.expect(r"first frame shown", 30, since, what="the code daemon's first frame")
+            guest.expect(r"^opened " + re.escape(node), 15, since, what="the code daemon opening the touchscreen")
+            guest.run(f"i=0; while [ ! -S {SOCKET_CODE} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done;"
+                      f" test -S {SOCKET_CODE}")
+            # Every event line goes to a file, read back at the end.
+            guest.run(f"touchlockctl --socket {SOCKET_CODE} subscribe </dev/null >/tmp/code-events 2>&1 &")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status </dev/null")
+            st = [json.loads(l) for l in lines if l.startswith("{") and '"code"' in l]
+            if not st:
+                raise CheckFailed("no code pad in the status: " + " | ".join(lines))
+            pad = st[-1]["code"]
+            keys, boxes = pad["keys"], pad["boxes"]
+            if len(boxes) != len(CODE) or sorted(keys) != sorted([str(d) for d in range(10)] + ["delete", "ok"]):
+                raise CheckFailed(f"status code pad: {len(boxes)} boxes, keys {sorted(keys)}")
+            since = guest.mark()
+            guest.run(f"(touchlockctl --socket {SOCKET_CODE} wait-unlock; echo \"@@code-wait-unlock $?\")"
+                      " </dev/null >/dev/console 2>&1 &")
+
+            def tap(d):
+                x, y = keys[str(d)]
+                return [f"down {x:.1f} {y:.1f}", "sleep 40", "up", "sleep 80"]
+
+            def underline(i):
+                x, y, w, h = boxes[i]
+                return x + w / 2, y + h - 1.5
+
+            inject(guest, tap(CODE[0]) + tap(CODE[1]), "@@code-two")
+            want = ["underline-filled", "underline-filled", "selected"] + ["underline"] * (len(CODE) - 3)
+            deadline = time.monotonic() + 10
+            while True:
+                img = guest.screendump()
+                got = [img.classify(*underline(i)) for i in range(len(CODE))]
+                if [g for g, _ in got] == want:
+                    break
+                if time.monotonic() > deadline:
+                    raise CheckFailed("underlines after two digits: " + ", ".join(f"{g} rgb{c}" for g, c in got)
+                                      + f"; want {', '.join(want)}")
+                time.sleep(0.05)
+            save(out, "code.png", img)
+            inject(guest, [c for d in CODE[2:] for c in tap(d)], "@@code-rest")
+            guest.expect(r'"event"\s*:\s*"unlocked"', 20, since, what="the unlocked event")
+            m, _, _ = guest.expect(r"^@@code-wait-unlock (\d+)$", 20, since, what="wait-unlock to exit")
+            if m.group(1) != "0":
+                raise CheckFailed(f"touchlockctl wait-unlock exited {m.group(1)}")
+            _, events = guest.run("cat /tmp/code-events")
+            progress = [l for l in events if '"progress"' in l]
+            want = [f'{{"entered":{k},"event":"progress","total":{len(CODE)}}}' for k in range(1, len(CODE) + 1)]
+            if progress[:len(CODE)] != want:
+                raise CheckFailed("progress events: " + " | ".join(events))
+
+        for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock, code)):
             self.record(name, fn)
         self.panel_checks(guest, nodes, w, h)
 
     # Real panels: uinput clones of recorded descriptions, hotplug, SYN_DROPPED.
-    CLONES = [("(d) a protocol-A panel (N-Trig) plugged in after start unlocks", "ntrig-dell-xt2-protocol-a.desc"),
-              ("(e) a single-touch panel (Elo, BTN_LEFT) plugged in after start unlocks",
+    CLONES = [("(e) a protocol-A panel (N-Trig) plugged in after start unlocks", "ntrig-dell-xt2-protocol-a.desc"),
+              ("(f) a single-touch panel (Elo, BTN_LEFT) plugged in after start unlocks",
                "elo-2700-intellitouch-singletouch.desc"),
-              ("(f) a 10-finger panel (3M, 60 slots) plugged in after start unlocks", "3m-microtouch-0596-0502-22in.desc")]
+              ("(g) a 10-finger panel (3M, 60 slots) plugged in after start unlocks", "3m-microtouch-0596-0502-22in.desc")]
     PANEL_CHECKS = [name for name, _ in CLONES] + [
-        "(g) unplugging and re-plugging the panel mid gesture leaves no touch stuck",
-        "(h) a SYN_DROPPED flood leaves the daemon working and no touch stuck"]
+        "(h) unplugging and re-plugging the panel mid gesture leaves no touch stuck",
+        "(i) a SYN_DROPPED flood leaves the daemon working and no touch stuck"]
 
     def panel_checks(self, guest, nodes, w, h):
         self.expect_checks(self.PANEL_CHECKS)
@@ -627,7 +696,16 @@ def hash_pattern(ctl, pattern):
     return line
 
 
-def attempt(args, out, number, pattern_hash):
+def hash_code(ctl, code):
+    text = "".join(str(d) for d in code) + "\n"
+    p = subprocess.run([ctl, "hash-code"], input=text, capture_output=True, text=True)
+    line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    if p.returncode != 0 or not line.startswith("$y$"):
+        sys.exit(f"vm-e2e: `touchlockctl hash-code` failed (exit {p.returncode}): {p.stderr.strip() or p.stdout.strip()}")
+    return line
+
+
+def attempt(args, out, number, pattern_hash, code_hash):
     workdir = tempfile.mkdtemp(prefix="touchlock-vm-")
     log_path = os.path.join(out, "console.log" if number == 1 else f"console.{number}.log")
     with open(log_path, "w", buffering=1) as log:
@@ -637,7 +715,7 @@ def attempt(args, out, number, pattern_hash):
             if args.smoke:
                 run.smoke(guest, out)
             else:
-                run.e2e(guest, out, pattern_hash)
+                run.e2e(guest, out, pattern_hash, code_hash)
         except CheckFailed as e:
             print(f"vm-e2e: set-up FAILED: {e}", flush=True)
             for name, problem in run.results.items():
@@ -665,18 +743,19 @@ def main():
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    pattern_hash = None
+    pattern_hash = code_hash = None
     if not args.smoke:
         if not args.ctl:
             sys.exit("vm-e2e: --ctl is required (the host touchlockctl hashes the test pattern)")
         pattern_hash = hash_pattern(args.ctl, RIGHT)
+        code_hash = hash_code(args.ctl, CODE)
 
     passed = failed = 0
     totals, frames = [], []
     for r in range(args.runs):
         for number in (1, 2):
             try:
-                run = attempt(args, out, number, pattern_hash)
+                run = attempt(args, out, number, pattern_hash, code_hash)
                 break
             except InfraError as e:
                 print(f"vm-e2e: attempt {number}: {e}", flush=True)

@@ -1,0 +1,118 @@
+/// Lock screens put into a named state without hardware, for `touchlockctl preview`,
+/// the screenshots in docs/ and the golden-image tests. Every state is reached by
+/// feeding the machines the touches, keys and verdicts a user would cause.
+public enum Preview {
+    public enum Screen: String, Sendable, CaseIterable { case pattern, code }
+
+    /// The states a screen can be shown in.
+    public static func states(of screen: Screen) -> [String] {
+        switch screen {
+        case .pattern: ["idle", "drawing", "error", "too-short", "lockout", "unlocked"]
+        case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "error", "incomplete", "lockout", "blurred"]
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The lock screen of `config` on `size`, in `state`.
+    public static func lockScreen(config: Config, screen: Screen, state: String, size: Size,
+                                  density: Density) throws(Failure) -> LockScreen {
+        var config = config
+        let parts = state.split(separator: ":", maxSplits: 1).map(String.init)
+        let name = parts[0]
+        let k = parts.count > 1 ? Int(parts[1]) : nil
+        if parts.count > 1 && k == nil { throw Failure(description: "state \(state): expected a number after ':'") }
+        switch screen {
+        case .pattern: if config.screens.methods == .code { config.screens.methods = .both }
+        case .code: if config.screens.methods == .pattern { config.screens.methods = .both }
+        }
+        if screen == .code && (name == "secure" || name == "reveal") {
+            config.screens.codeSecure = true
+            if name == "reveal" && config.screens.codeReveal.microseconds == 0 { config.screens.codeReveal = .milliseconds(1300) }
+        }
+        var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed)
+        if name == "lockout" {
+            s = LockScreen(pattern: s.pattern, session: Session(errorHold: config.errorHold, lockoutAfter: { _ in .milliseconds(30_000) }),
+                           builder: s.builder, code: s.code, methods: s.methods, toggle: s.toggleRect)
+        }
+        var t: Int64 = 1_000_000
+        func next() -> Instant { t += 40_000; return Instant(microseconds: t) }
+        if screen == .code && s.active == .pattern { _ = s.key(.delete, at: next()) }  // brings the pad up
+        if screen == .pattern && s.active == .code, let r = s.toggleRect {
+            _ = s.touches([ScreenTouch(id: 900, phase: .began, point: r.centre)], at: next())
+            _ = s.touches([ScreenTouch(id: 900, phase: .ended, point: r.centre)], at: next())
+        }
+        switch screen {
+        case .pattern:
+            let g = s.pattern.grid
+            // A Z: the top row, the diagonal, the bottom row (whatever the grid's size).
+            let last = g.columns - 1, bottom = (g.rows - 1) * g.columns
+            let z = [0, last, bottom, bottom + last]
+            func draw(_ nodes: [Int], lift: Bool) -> [LockScreen.Action] {
+                var out = s.touches([ScreenTouch(id: 1, phase: .began, point: g.center(of: nodes[0]))], at: next())
+                for n in nodes.dropFirst() {
+                    out += s.touches([ScreenTouch(id: 1, phase: .moved, point: g.center(of: n))], at: next())
+                }
+                if lift { out += s.touches([ScreenTouch(id: 1, phase: .ended, point: g.center(of: nodes.last!))], at: next()) }
+                return out
+            }
+            switch name {
+            case "idle": break
+            case "drawing":
+                _ = draw(z, lift: false)
+                // The finger on its way to the next node, the tail half faded in.
+                let a = g.center(of: z.last!)
+                _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: Point(x: a.x - g.cell * 0.35, y: a.y - g.cell * 0.3))], at: next())
+            case "error":
+                _ = draw(z, lift: true)
+                _ = s.verified(false, at: next())
+            case "too-short":
+                _ = draw([0, 1], lift: true)
+            case "lockout":
+                _ = draw(z, lift: true)
+                _ = s.verified(false, at: next())
+                _ = s.timer(at: Instant(microseconds: t + 2_500_000))
+            case "unlocked":
+                _ = draw(z, lift: true)
+                _ = s.verified(true, at: next())
+                _ = s.timer(at: Instant(microseconds: t + 600_000))
+            default:
+                throw Failure(description: "unknown pattern state '\(state)'; one of \(states(of: .pattern).joined(separator: ", "))")
+            }
+        case .code:
+            let pad = s.code!
+            func type(_ n: Int) { for i in 0..<n { _ = s.key(CodePad.Key.digit((i * 7 + 2) % 10), at: next()) } }
+            let n = min(k ?? 2, pad.length - 1)
+            switch name {
+            case "idle": break
+            case "digits", "secure", "reveal": type(n)
+            case "pressed":
+                type(min(k ?? 1, pad.length - 1))
+                let r = pad.layout.keys[4]
+                _ = s.touches([ScreenTouch(id: 5, phase: .began, point: r.centre)], at: next())
+            case "error":
+                type(pad.length)
+                _ = s.verified(false, at: next())
+            case "incomplete":
+                type(n)
+                _ = s.key(.ok, at: next())
+            case "lockout":
+                type(pad.length)
+                _ = s.verified(false, at: next())
+                _ = s.timer(at: Instant(microseconds: t + 2_500_000))
+            case "blurred":
+                type(n)
+                _ = s.touches([ScreenTouch(id: 6, phase: .began, point: Point(x: 1, y: 1))], at: next())
+            default:
+                throw Failure(description: "unknown code state '\(state)'; one of \(states(of: .code).joined(separator: ", "))")
+            }
+        }
+        return s
+    }
+}
+
+extension PixelRect {
+    public var centre: Point { Point(x: Double(x) + Double(width) / 2, y: Double(y) + Double(height) / 2) }
+}

@@ -1,0 +1,175 @@
+import Testing
+@testable import TouchlockCore
+
+func codeScreen(_ methods: ScreenSettings.Methods = .code, size: Size = Size(width: 480, height: 800),
+                lockout: (@Sendable (Int) -> Interval?)? = nil) -> LockScreen {
+    var c = Config()
+    c.screens.methods = methods
+    var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 1)
+    if let lockout {
+        s = LockScreen(pattern: s.pattern, session: Session(lockoutAfter: lockout), builder: s.builder,
+                       code: s.code, methods: methods, toggle: s.toggleRect)
+    }
+    return s
+}
+
+func centre(_ r: PixelRect) -> Point { Point(x: Double(r.x) + Double(r.width) / 2, y: Double(r.y) + Double(r.height) / 2) }
+
+extension LockScreen {
+    /// Taps the keypad's keys for `digits` with one finger each.
+    mutating func tapCode(_ digits: [Int], from t0: Int64) -> [Action] {
+        var out: [Action] = []
+        var t = t0
+        for d in digits {
+            let pad = code!
+            let slot = pad.keyOrder.firstIndex(of: d)!
+            let r = pad.layout.keys[slot == 9 ? 10 : slot]
+            out += touches([ScreenTouch(id: Int(t), phase: .began, point: centre(r))], at: at(t))
+            out += touches([ScreenTouch(id: Int(t), phase: .ended, point: centre(r))], at: at(t + 40_000))
+            t += 100_000
+        }
+        return out
+    }
+}
+
+func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
+    for case .verifyCode(let c) in actions { return c }
+    return nil
+}
+
+@Suite struct CodeScreenTests {
+    @Test func theRightCodeOnTheKeypadUnlocksAndProgressNeverCarriesDigits() {
+        var s = codeScreen()
+        let a = s.tapCode([2, 0, 2, 6], from: 0)
+        #expect(codeVerification(a)?.digits == [2, 0, 2, 6])
+        let events = a.compactMap { if case .emit(let e) = $0 { e } else { nil } }
+        #expect(events == [.progress(entered: 1, of: 4), .progress(entered: 2, of: 4),
+                           .progress(entered: 3, of: 4), .progress(entered: 4, of: 4)])
+        #expect(s.session.state == .verifying(.code))
+        let v = s.verified(true, at: at(400_000))
+        #expect(v.contains(.emit(.unlocked(.code, at: at(400_000)))))
+        let after = s.timer(at: at(900_000))
+        #expect(after.allSatisfy { if case .emit = $0 { false } else { true } })
+        #expect(s.scene.boxes.isEmpty && s.scene.keys.isEmpty)
+        #expect(s.scene.prompt == "Unlocked")
+    }
+
+    @Test func aWrongCodeShowsTheMessageAndANewPromptAfterTheHold() {
+        var s = codeScreen()
+        _ = s.tapCode([1, 1, 1, 1], from: 0)
+        let v = s.verified(false, at: at(400_000))
+        #expect(v.contains(.emit(.failed(.code, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(s.scene.prompt == "Wrong code, try again")
+        #expect(s.scene.boxes.allSatisfy { $0.error })
+        let t = s.timer(at: at(900_000))
+        #expect(t.contains(.emit(.progress(entered: 0, of: 4))))
+        #expect(s.scene.prompt == "Enter your code")
+        #expect(s.scene.boxes.allSatisfy { $0.content == .empty && !$0.error })
+    }
+
+    @Test func aHardwareKeypadTypesToo() {
+        var s = codeScreen()
+        var out: [LockScreen.Action] = []
+        for d in [9, 8, 7] { out += s.key(.digit(d), at: at(Int64(d))) }
+        out += s.key(.delete, at: at(20))
+        out += s.key(.digit(1), at: at(30))
+        out += s.key(.digit(2), at: at(40))
+        #expect(codeVerification(out)?.digits == [9, 8, 1, 2])
+    }
+
+    @Test func okTooEarlySaysHowManyDigitsAndCountsNoFailure() {
+        var s = codeScreen()
+        _ = s.tapCode([5], from: 0)
+        let ok = s.code!.layout.keys[11]
+        _ = s.touches([ScreenTouch(id: 99, phase: .began, point: centre(ok))], at: at(200_000))
+        _ = s.touches([ScreenTouch(id: 99, phase: .ended, point: centre(ok))], at: at(240_000))
+        #expect(s.scene.prompt == "Enter all 4 digits")
+        #expect(s.session.failures == 0 && s.session.state == .locked)
+    }
+
+    @Test func withBothMethodsTheControlSwitchesBetweenPatternAndCode() {
+        var s = codeScreen(.both)
+        #expect(s.active == .pattern)
+        let toggle = s.toggleRect!
+        #expect(s.scene.toggle?.label == .text("Use code"))
+        #expect(!s.scene.nodes.isEmpty && s.scene.boxes.isEmpty)
+        _ = s.touches([ScreenTouch(id: 1, phase: .began, point: centre(toggle))], at: at(0))
+        _ = s.touches([ScreenTouch(id: 1, phase: .ended, point: centre(toggle))], at: at(10))
+        #expect(s.active == .code)
+        #expect(s.scene.nodes.isEmpty && s.scene.boxes.count == 4 && s.scene.keys.count == 12)
+        #expect(s.scene.toggle?.label == .text("Use pattern"))
+        #expect(s.scene.prompt == "Enter your code")
+        // Nothing of either screen overlaps the control.
+        #expect(s.scene.keys.allSatisfy { !$0.rect.intersects(toggle) })
+        _ = s.touches([ScreenTouch(id: 2, phase: .began, point: centre(toggle))], at: at(20))
+        #expect(s.active == .pattern)
+        #expect(s.pattern.grid.center(of: 8).y + s.pattern.grid.cell / 2 <= Double(toggle.y))
+        // A hardware key brings the code pad up.
+        _ = s.key(.digit(3), at: at(30))
+        #expect(s.active == .code && s.code!.entered == 1)
+    }
+
+    @Test func theLockoutCountsDownEverySecond() {
+        var s = codeScreen(lockout: { n in n >= 1 ? .milliseconds(30_000) : nil })
+        _ = s.tapCode([1, 2, 3, 4], from: 0)
+        let v = s.verified(false, at: at(1_000_000))
+        #expect(s.scene.prompt == "Too many attempts, try again in 30 s")
+        #expect(v.contains(.armTimer(at(2_000_000))))
+        let t = s.timer(at: at(2_000_000))
+        #expect(s.scene.prompt == "Too many attempts, try again in 29 s")
+        #expect(t.contains(.armTimer(at(3_000_000))))
+        _ = s.timer(at: at(30_500_000))
+        #expect(s.scene.prompt == "Too many attempts, try again in 1 s")
+        _ = s.timer(at: at(31_000_000))
+        #expect(s.session.state == .locked)
+        #expect(s.scene.prompt == "Enter your code")
+    }
+
+    @Test func anIdlePatternScreenAsksForNoWakeUps() {
+        var s = codeScreen(.pattern)
+        #expect(s.timer(at: at(1_000_000)).filter { if case .armTimer = $0 { true } else { false } }.isEmpty)
+        // A blurred code pad neither.
+        var c = codeScreen()
+        _ = c.touches([ScreenTouch(id: 1, phase: .began, point: Point(x: 1, y: 1))], at: at(0))
+        #expect(c.timer(at: at(1_000_000)).filter { if case .armTimer = $0 { true } else { false } }.isEmpty)
+    }
+
+    @Test func messagesComeFromTheConfigInAnyLanguage() throws {
+        var c = Config()
+        try c.apply("unlock_method = code\nmessage_code_prompt = 请输入验证码\nmessage_wrong_code = 验证码错误\n", file: "zh.conf")
+        let size = Size(width: 480, height: 800)
+        var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        #expect(s.scene.prompt == "请输入验证码")
+        for d in [1, 2, 3, 4] { _ = s.key(.digit(d), at: at(Int64(d))) }
+        _ = s.verified(false, at: at(10))
+        #expect(s.scene.prompt == "验证码错误")
+    }
+
+    @Test func densityComesFromThePhysicalSizeUnlessOverriddenOrImplausible() {
+        let size = Size(width: 1280, height: 800)
+        #expect(Density(screen: size, physicalMillimetres: (217, 136)).dpi.rounded() == 150)
+        #expect(Density(screen: size, physicalMillimetres: nil).dpi == 96)
+        #expect(Density(screen: size, physicalMillimetres: (160, 90)).dpi == 96)
+        #expect(Density(screen: size, physicalMillimetres: (217, 136), override: 120).dpi == 120)
+        #expect(Density(screen: size, physicalMillimetres: (217, 136)).scale > 1.5)
+    }
+
+    @Test func codeSettingsAreReadFromTheConfig() throws {
+        var c = Config()
+        try c.apply("""
+            unlock_method = both
+            code_length = 0
+            code_secure = yes
+            code_reveal_ms = 1300
+            keypad_shuffle = true
+            stealth = on
+            dpi = 160
+            """, file: "s.conf")
+        #expect(c.screens.methods == .both && c.screens.codeLength == 4)
+        #expect(c.screens.codeSecure && c.screens.codeReveal == .milliseconds(1300) && c.screens.keypadShuffle)
+        #expect(c.screens.stealth && c.screens.dpi == 160)
+        #expect(throws: Config.Error(file: "b.conf", line: 1, message: "unlock_method: expected pattern, code or both, found 'pin'")) {
+            try c.apply("unlock_method = pin", file: "b.conf")
+        }
+    }
+}

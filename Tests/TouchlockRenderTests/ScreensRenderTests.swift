@@ -1,0 +1,166 @@
+import Glibc
+import Testing
+import TouchlockCore
+@testable import TouchlockRender
+
+/// A code pad typed on through its keypad, one scene per event, with the cursor's blink,
+/// a pressed key, the last digit revealed then dotted, a wrong code, and a switch to the
+/// pattern and back.
+func codeScenes(size: Size) -> [Scene] {
+    var c = Config()
+    c.screens.methods = .both
+    c.screens.codeSecure = true
+    c.screens.codeReveal = .milliseconds(1300)
+    var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 3)
+    var scenes: [Scene] = []
+    var t: Int64 = 0
+    func step(_ f: (inout LockScreen, Instant) -> Void) {
+        t += 40_000
+        f(&s, Instant(microseconds: t))
+        scenes.append(s.scene)
+    }
+    let toggle = s.toggleRect!.centre
+    step { s, now in _ = s.touches([ScreenTouch(id: 1, phase: .began, point: toggle)], at: now) }
+    step { s, now in _ = s.touches([ScreenTouch(id: 1, phase: .ended, point: toggle)], at: now) }
+    for (i, slot) in [0, 4, 8].enumerated() {
+        let key = s.code!.layout.keys[slot].centre
+        step { s, now in _ = s.touches([ScreenTouch(id: 10 + i, phase: .began, point: key)], at: now) }
+        step { s, now in _ = s.touches([ScreenTouch(id: 10 + i, phase: .moved, point: Point(x: key.x + 200, y: key.y))], at: now) }
+        step { s, now in _ = s.touches([ScreenTouch(id: 10 + i, phase: .moved, point: key)], at: now) }
+        step { s, now in _ = s.touches([ScreenTouch(id: 10 + i, phase: .ended, point: key)], at: now) }
+    }
+    // The blink and the reveal run out.
+    for dt: Int64 in [600_000, 625_000, 650_000, 675_000, 1_500_000, 2_000_000] {
+        let when = Instant(microseconds: t + dt)
+        scenes.append({ _ = s.timer(at: when); return s.scene }())
+    }
+    t += 2_000_000
+    step { s, now in _ = s.key(.delete, at: now) }
+    step { s, now in _ = s.key(.digit(7), at: now) }
+    step { s, now in _ = s.key(.digit(1), at: now) }
+    step { s, now in _ = s.verified(false, at: now) }
+    t += 500_000
+    step { s, now in _ = s.timer(at: now) }
+    step { s, now in _ = s.touches([ScreenTouch(id: 40, phase: .began, point: Point(x: 2, y: 2))], at: now) }
+    step { s, now in _ = s.touches([ScreenTouch(id: 40, phase: .ended, point: Point(x: 2, y: 2))], at: now) }
+    step { s, now in _ = s.touches([ScreenTouch(id: 41, phase: .began, point: toggle)], at: now) }
+    return scenes
+}
+
+/// Counts pixels that differ by more than `tolerance` in some channel.
+func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> Int {
+    var n = 0
+    for y in 0..<a.size.height {
+        for x in 0..<a.size.width where !close(a.pixel(x: x, y: y), b.pixel(x: x, y: y), within: tolerance) { n += 1 }
+    }
+    return n
+}
+
+@Suite struct ScreensRenderTests {
+    @Test(arguments: [Size(width: 480, height: 800), Size(width: 1280, height: 800)])
+    func drawingOnlyTheDamageOfTheCodePadGivesTheSamePixelsAsFullRedraws(size: Size) {
+        let scenes = codeScenes(size: size)
+        #expect(scenes.contains { $0.keys.contains(where: \.pressed) })
+        #expect(scenes.contains { $0.boxes.contains { $0.cursor.map { $0.opacity > 0 && $0.opacity < 1 } ?? false } })
+        #expect(scenes.contains { $0.boxes.contains { $0.content == .digit(7) } })
+        let incremental = ShadowBuffer(size: size), full = ShadowBuffer(size: size)
+        let ri = Renderer(shadow: incremental), rf = Renderer(shadow: full)
+        var previous: Scene? = nil
+        for (i, s) in scenes.enumerated() {
+            ri.draw(s, damage: s.damage(from: previous))
+            previous = s
+            rf.draw(s, damage: s.damage(from: nil))
+            #expect(differences(incremental, full, tolerance: 12) == [], "after scene \(i)")
+        }
+    }
+
+    @Test func twelveDigitsOnANarrowPortraitScreenStayInsideTheirBoxes() throws {
+        let size = Size(width: 360, height: 640)
+        var c = Config()
+        try c.apply("unlock_method = code\ncode_length = 12\nmessage_code_prompt = Enter the twelve digits of your code to unlock this device\n", file: "t")
+        var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        let incremental = ShadowBuffer(size: size), full = ShadowBuffer(size: size)
+        let ri = Renderer(shadow: incremental), rf = Renderer(shadow: full)
+        var previous: Scene? = nil
+        for i in 0..<11 {
+            _ = s.key(.digit((i * 3) % 10), at: Instant(microseconds: Int64(i) * 50_000))
+            let scene = s.scene
+            ri.draw(scene, damage: scene.damage(from: previous))
+            rf.draw(scene, damage: scene.damage(from: nil))
+            previous = scene
+            #expect(differences(incremental, full, tolerance: 12) == [], "after digit \(i + 1)")
+        }
+        _ = s.key(.delete, at: Instant(microseconds: 600_000))
+        ri.draw(s.scene, damage: s.scene.damage(from: previous))
+        rf.draw(s.scene, damage: s.scene.damage(from: nil))
+        #expect(differences(incremental, full, tolerance: 12) == [], "after delete")
+    }
+
+    @Test func aBlinkStepRepaintsOnlyTheCursorsBox() {
+        let size = Size(width: 480, height: 800)
+        var c = Config()
+        c.screens.methods = .code
+        var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        _ = s.key(.digit(1), at: Instant(microseconds: 0))
+        let before = s.scene
+        _ = s.timer(at: Instant(microseconds: 675_000))
+        let d = s.scene.damage(from: before)
+        let box = s.code!.layout.boxes[1]
+        #expect(!d.isEmpty)
+        #expect(d.rects.allSatisfy { box.union($0).area <= (box.width + 6) * (box.height + 6) })
+    }
+
+    @Test func aBackgroundImageCoversTheScreenBehindTheBoxes() throws {
+        // A 4x2 PNG, left half red, right half green, scaled to cover a 400x400 screen:
+        // the middle 200 px of it show, red on the left, green on the right.
+        let img = ShadowBuffer(size: Size(width: 4, height: 2))
+        for y in 0..<2 {
+            for x in 0..<4 {
+                img.pixels.storeBytes(of: x < 2 ? UInt32(0xff0000) : UInt32(0x00ff00), toByteOffset: y * img.stride + x * 4, as: UInt32.self)
+            }
+        }
+        let path = "/tmp/touchlock-test-background-\(getpid()).png"
+        defer { unlink(path) }
+        try Renderer(shadow: img).writePNG(to: path)
+        var c = Config()
+        try c.apply("unlock_method = code\nbackground_image = \(path)\n", file: "bg.conf")
+        let size = Size(width: 400, height: 400)
+        let lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0xff0000, within: 8))
+        #expect(close(shadow.pixel(x: 397, y: 397) & 0xffffff, 0x00ff00, within: 8))
+    }
+
+    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, config: String)] = [
+        ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), ""),
+        ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), ""),
+        ("code-digits-480x800", .code, "digits:2", Size(width: 480, height: 800), ""),
+        ("code-secure-1280x800", .code, "reveal:3", Size(width: 1280, height: 800), ""),
+        ("code-zh-480x800", .code, "pressed", Size(width: 480, height: 800),
+         "message_code_prompt = 请输入验证码\nlabel_use_pattern = 使用图案\n"),
+    ]
+
+    /// Previews at two resolutions, one portrait, against images in Golden/. Set
+    /// TOUCHLOCK_UPDATE_GOLDEN=1 to write them anew (then look at them before committing).
+    @Test(arguments: 0..<golden.count)
+    func previewsMatchTheGoldenImages(index: Int) throws {
+        let g = Self.golden[index]
+        var config = Config()
+        try config.apply(g.config, file: "golden")
+        let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
+                                          density: Density(screen: g.size, physicalMillimetres: nil))
+        let shadow = ShadowBuffer(size: g.size)
+        let r = Renderer(shadow: shadow)
+        r.draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
+        let path = dir + g.name + ".png"
+        if getenv("TOUCHLOCK_UPDATE_GOLDEN") != nil { try r.writePNG(to: path) }
+        let expected = try #require(ShadowBuffer.readPNG(path), "missing \(path)")
+        #expect(expected.size == g.size)
+        // Antialiasing and font hinting may differ a little between cairo and FreeType
+        // builds; a wrong layout, colour or missing glyph changes thousands of pixels.
+        let n = differingPixels(shadow, expected, tolerance: 24)
+        #expect(n <= g.size.width * g.size.height / 500, "\(g.name): \(n) pixels differ")
+    }
+}
