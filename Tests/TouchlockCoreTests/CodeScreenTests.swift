@@ -173,3 +173,33 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         }
     }
 }
+
+@Suite struct HardwareKeyTests {
+    @Test func aHardwareKeypadTypesDeletesAndClearsTheCode() {
+        var s = codeScreen()
+        var t: Int64 = 0
+        func press(_ k: KeyInput) -> [LockScreen.Action] { t += 50_000; return s.hardwareKey(k, at: at(t)) }
+        _ = press(.digit(9)); _ = press(.digit(9))
+        #expect(s.code?.entered == 2)
+        _ = press(.backspace)
+        #expect(s.code?.entered == 1)
+        _ = press(.escape)
+        #expect(s.code?.entered == 0)
+        var out: [LockScreen.Action] = []
+        for d in [4, 0, 4, 2] { out += press(.digit(d)) }
+        #expect(codeVerification(out)?.digits == [4, 0, 4, 2])
+    }
+
+    @Test func keyCodesOfTopRowKeypadAndPhonePadsAreDigits() {
+        #expect(KeyInput(code: 2) == .digit(1))
+        #expect(KeyInput(code: 11) == .digit(0))
+        #expect(KeyInput(code: 82) == .digit(0))
+        #expect(KeyInput(code: 73) == .digit(9))
+        #expect(KeyInput(code: 0x205) == .digit(5))
+        #expect(KeyInput(code: 96) == .enter)
+        #expect(KeyInput(code: 30) == nil)   // KEY_A
+        // A held digit types once; a held backspace repeats.
+        #expect(KeyInput(InputEvent(type: EventCode.EV_KEY, code: 3, value: 2, time: at(0))) == nil)
+        #expect(KeyInput(InputEvent(type: EventCode.EV_KEY, code: 14, value: 2, time: at(0))) == .backspace)
+    }
+}
