@@ -596,7 +596,8 @@ class Run:
               ("(g) a 10-finger panel (3M, 60 slots) plugged in after start unlocks", "3m-microtouch-0596-0502-22in.desc")]
     PANEL_CHECKS = [name for name, _ in CLONES] + [
         "(h) unplugging and re-plugging the panel mid gesture leaves no touch stuck",
-        "(i) a SYN_DROPPED flood leaves the daemon working and no touch stuck"]
+        "(i) a SYN_DROPPED flood leaves the daemon working and no touch stuck",
+        "(j) the code pad unlocks through a uinput keyboard"]
 
     def panel_checks(self, guest, nodes, w, h):
         self.expect_checks(self.PANEL_CHECKS)
@@ -611,13 +612,13 @@ class Run:
                       " >/dev/console 2>&1 & DPID=$!")
             guest.expect(r"first frame shown", 30, since, what="the daemon's first frame")
 
-        def plug(desc):
-            """Starts an injector (a clone of `desc`, or the test panel) and waits until the
-            daemon has adopted it."""
+        def plug(desc, keyboard=False):
+            """Starts an injector (a clone of `desc`, the test panel, or a keypad) and waits
+            until the daemon has adopted it."""
             counter["n"] += 1
             fifo = f"/tmp/inject{counter['n']}"
             since = guest.mark()
-            arg = f" --desc /usr/share/touchlock-test/{desc}" if desc else ""
+            arg = f" --desc /usr/share/touchlock-test/{desc}" if desc else (" --keyboard" if keyboard else "")
             guest.run(f"mkfifo {fifo} && exec 3<>{fifo}")
             # Without fd 3 the injector sees the end of its input when the next one starts.
             guest.run(f"touchinject{arg} <{fifo} 3>&- >/dev/console 2>&1 &")
@@ -629,9 +630,9 @@ class Run:
             guest.expect(r"^opened " + re.escape(node), 15, since, what=f"the daemon adopting {node}")
             guest.run(f"echo 'size {w} {h}' >&3")
 
-        def unlock_with(cmds, marker):
+        def unlock_with(cmds, marker, socket=SOCKET):
             since = guest.mark()
-            guest.run(f"(touchlockctl --socket {SOCKET} wait-unlock --timeout 20; echo \"@@wait-unlock $?\")"
+            guest.run(f"(touchlockctl --socket {socket} wait-unlock --timeout 20; echo \"@@wait-unlock $?\")"
                       " </dev/null >/dev/console 2>&1 &")
             inject(guest, cmds, marker)
             m, _, _ = guest.expect(r"^@@wait-unlock (\d+)$", 25, since, what="wait-unlock to exit")
@@ -676,10 +677,25 @@ class Run:
             poll_screen(guest, nodes, [4], "idle", 5)
             unlock_with(stroke(nodes, RIGHT, lift=True), "@@after-flood")
 
+        def keyboard():
+            # The code pad daemon of check (d), typed on with a keypad: a wrong digit and
+            # backspace first, then the code; the N-th digit submits it.
+            guest.run("exec 3>&-; kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/code.conf --display drm --input evdev --once </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!")
+            guest.expect(r"first frame shown", 30, since, what="the code daemon's first frame")
+            plug(None, keyboard=True)
+            wrong = (CODE[0] + 1) % 10
+            keys = [wrong, "backspace"] + list(CODE)
+            codes = [14 if k == "backspace" else (11 if k == 0 else k + 1) for k in keys]
+            unlock_with([c for k in codes for c in (f"key {k}", "sleep 60")], "@@typed", socket=SOCKET_CODE)
+
         for (name, desc) in self.CLONES:
             self.record(name, clone(desc))
         self.record(self.PANEL_CHECKS[3], replug)
         self.record(self.PANEL_CHECKS[4], flood)
+        self.record(self.PANEL_CHECKS[5], keyboard)
 
 
 def save(out, name, img):

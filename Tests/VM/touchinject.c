@@ -24,6 +24,11 @@
  * (protocol B), multitouch axes without slots (protocol A, SYN_MT_REPORT), or ABS_X/ABS_Y
  * with BTN_TOUCH or BTN_LEFT (single touch). Positions are scaled to the axes' ranges.
  *
+ * With --keyboard the device is a keypad ("touchlock test keypad": KEY_0 ... KEY_9,
+ * KEY_BACKSPACE, KEY_ENTER, KEY_ESC) and takes one more command:
+ *
+ *   key CODE        presses and releases the key with that code (e.g. 2 is KEY_1), SYN each
+ *
  * On start it prints "device /dev/input/eventN". Exit status: 0 at end of input, 1 if the
  * device cannot be created, 2 if a wait-open timed out, 3 on a malformed command.
  */
@@ -228,6 +233,17 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--desc") == 0) {
         if (read_description(argv[2]) < 0)
             return 1;
+    } else if (argc == 2 && strcmp(argv[1], "--keyboard") == 0) {
+        libevdev_set_name(dev, "touchlock test keypad");
+        libevdev_set_id_bustype(dev, BUS_VIRTUAL);
+        libevdev_set_id_vendor(dev, 0x1d6b);
+        libevdev_set_id_product(dev, 0x7412);
+        libevdev_enable_event_type(dev, EV_KEY);
+        for (unsigned k = KEY_1; k <= KEY_0; k++)
+            libevdev_enable_event_code(dev, EV_KEY, k, NULL);
+        libevdev_enable_event_code(dev, EV_KEY, KEY_BACKSPACE, NULL);
+        libevdev_enable_event_code(dev, EV_KEY, KEY_ENTER, NULL);
+        libevdev_enable_event_code(dev, EV_KEY, KEY_ESC, NULL);
     } else {
         libevdev_set_name(dev, "touchlock test panel");
         libevdev_set_id_bustype(dev, BUS_VIRTUAL);
@@ -270,6 +286,11 @@ int main(int argc, char **argv)
             last_x = x, last_y = y;
         } else if (strcmp(cmd, "up") == 0) {
             finger(0, 0, 0);
+        } else if (strcmp(cmd, "key") == 0 && sscanf(line, "%*s %ld", &n) == 1 && n > 0 && n < KEY_MAX) {
+            libevdev_uinput_write_event(uidev, EV_KEY, (unsigned)n, 1);
+            libevdev_uinput_write_event(uidev, EV_SYN, SYN_REPORT, 0);
+            libevdev_uinput_write_event(uidev, EV_KEY, (unsigned)n, 0);
+            libevdev_uinput_write_event(uidev, EV_SYN, SYN_REPORT, 0);
         } else if (strcmp(cmd, "unplug") == 0) {
             libevdev_uinput_destroy(uidev);
             uidev = NULL;
