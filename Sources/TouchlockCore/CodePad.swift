@@ -19,14 +19,14 @@ public struct Code: Hashable, Sendable, CustomStringConvertible {
 
 /// The cursor's blink (seed 000): a 1.5 s period through opacity keyframes 1, 1, 0, 0 at
 /// 0, 0.4, 0.45 and 1 of the period, linear in between. The event loop wakes only where
-/// the opacity changes: at the start of the fade, a few times through its 75 ms, and at
-/// the end of the period.
+/// the drawn opacity changes: halfway through the 75 ms fade (0.5), at its end (0) and at
+/// the end of the period (1): three wake-ups in 1.5 s, 2 a second while the pad has focus.
 public enum CursorBlink {
     public static let period = Interval.milliseconds(1500)
     /// Keyframes as (fraction of the period, opacity).
     public static let keyframes: [(time: Double, opacity: Double)] = [(0, 1), (0.4, 1), (0.45, 0), (1, 0)]
     /// Steps the 75 ms fade is drawn in.
-    public static let fadeSteps = 3
+    public static let fadeSteps = 2
 
     /// The opacity `elapsed` after the blink started.
     public static func opacity(after elapsed: Interval) -> Double {
@@ -46,7 +46,7 @@ public enum CursorBlink {
         let cycle = e / p * p
         let fadeStart = Int64(Double(p) * keyframes[1].time)
         let fadeEnd = Int64(Double(p) * keyframes[2].time)
-        var marks: [Int64] = [fadeStart]
+        var marks: [Int64] = []
         for k in 1...fadeSteps { marks.append(fadeStart + (fadeEnd - fadeStart) * Int64(k) / Int64(fadeSteps)) }
         marks.append(p)
         let inCycle = e - cycle
