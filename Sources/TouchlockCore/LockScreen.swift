@@ -211,6 +211,14 @@ public struct LockScreen: Sendable {
         return [.armTimer(now + Interval(microseconds: step))]
     }
 
+    /// The screen is first shown at `now`: the prompt starts (the code pad's cursor starts
+    /// blinking from here).
+    public mutating func begin(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard code != nil, active == .code else { return [.redraw] }
+        return apply(code!.reset(at: now), at: now)
+    }
+
     public mutating func timer(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         var out: [Action] = []

@@ -240,11 +240,12 @@ final class DaemonProcess {
     let pid: pid_t
     let dir: String
 
-    init?(daemon: String, extra: [String], dir: String) {
+    init?(daemon: String, extra: [String], dir: String, settings: String = "") {
         self.dir = dir
         let conf = "\(dir)/bench.conf"
-        // A well-formed hash that no pattern matches: attempts are simply rejected.
-        let text = "pattern_hash = $y$j9T$benchbenchbenchbench$benchbenchbenchbenchbenchbenchbenchbenchbe\nsocket = \(dir)/bench.sock\n"
+        // Well-formed hashes that no attempt matches: attempts are simply rejected.
+        let hash = "$y$j9T$benchbenchbenchbench$benchbenchbenchbenchbenchbenchbenchbenchbe"
+        let text = "pattern_hash = \(hash)\ncode_hash = \(hash)\nsocket = \(dir)/bench.sock\n" + settings
         guard let f = fopen(conf, "w") else { return nil }
         fputs(text, f)
         fclose(f)
@@ -346,13 +347,14 @@ func benchDaemon(_ o: BenchOptions) {
     row("screen", "seconds", "context switches", "per second", "target")
     row("---", "---", "---", "---", "---")
     let idleSeconds = o.tiny ? 1.0 : 10.0
-    if let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir) {
+    for (screen, settings, target) in [("pattern", "", "0"), ("code pad, cursor blinking", "unlock_method = code\n", "<= 2")] {
+        guard let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir, settings: settings) else { continue }
         if p.waitForLog("first frame shown", seconds: 10) {
             usleep(300_000)
             let c0 = p.contextSwitches()
             usleep(UInt32(idleSeconds * 1e6))
             let c1 = p.contextSwitches()
-            row("pattern", fmt(idleSeconds, 0), "\(c1 - c0)", fmt(Double(c1 - c0) / idleSeconds, 1), "0")
+            row(screen, fmt(idleSeconds, 0), "\(c1 - c0)", fmt(Double(c1 - c0) / idleSeconds, 1), target)
         }
         p.stop()
     }

@@ -105,6 +105,7 @@ final class Daemon {
 
     /// Shows the first frame and starts any replay.
     func start() {
+        perform(lock.begin(at: EventLoop.now()))
         redraw()
         replay?.start(after: .milliseconds(300))
     }

@@ -203,3 +203,13 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         #expect(KeyInput(InputEvent(type: EventCode.EV_KEY, code: 14, value: 2, time: at(0))) == .backspace)
     }
 }
+
+@Suite struct CodeScreenStartTests {
+    @Test func theCursorBlinksFromTheMomentTheScreenIsShown() {
+        var s = codeScreen()
+        let a = s.begin(at: at(5_000_000))
+        #expect(a.contains(.armTimer(Instant(microseconds: 5_637_500))))
+        var p = codeScreen(.pattern)
+        #expect(p.begin(at: at(5_000_000)).allSatisfy { if case .armTimer = $0 { false } else { true } })
+    }
+}
