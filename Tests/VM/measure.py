@@ -44,6 +44,8 @@ class Measure:
         self.summary = {}        # key -> {"min":, "median":, "max":, "n":}
         self.config = ""
         self.visible = {}        # run -> ms from the EXEC line to a changed screendump
+        self.per_run = {}        # key -> [value per run]
+        self.timeline = []       # (ms after exec, what) of run 1, with --profile
         self.mlog = open(os.path.join(out, "measure.log"), "w", buffering=1)
 
     def setup(self, pattern_hash):
@@ -112,10 +114,14 @@ class Measure:
                         break
                     time.sleep(0.01)
                 baseline = None
-            elif a.profile and re.match(r"^MEASURE 1 (TIMELINE|SMAPS_RSS_KB|MAPPED_FILES|STDERR)", line):
+            elif m := re.match(r"^MEASURE 1 TIMELINE +([0-9.]+) ms (.*)$", line):
+                self.timeline.append((float(m.group(1)), m.group(2)))
+            elif a.profile and re.match(r"^MEASURE 1 (SMAPS_RSS_KB|MAPPED_FILES|STDERR)", line):
                 print(line, flush=True)
             elif re.match(r"^MEASURE \d+ (STDERR|EXIT_STATUS|ALIVE=0)", line):
                 print(line, flush=True)
+            if m := re.match(r"^MEASURE (\d+) ([A-Z_a-z]+)=(-?[0-9.]+)$", line):
+                self.per_run.setdefault(m.group(2), []).append(m.group(3))
 
     def smaps_profile(self):
         """One more daemon: its memory per mapping (Pss, private clean/dirty, anonymous) after start."""
@@ -130,6 +136,7 @@ class Measure:
                " END { for (k in c) printf \"%6d %6d %6d %6d %6d %3d %s\\n\", v[k, \"Rss:\"], v[k, \"Pss:\"],"
                " v[k, \"Private_Clean:\"], v[k, \"Private_Dirty:\"], v[k, \"Anonymous:\"], c[k], k }'"
                " /proc/$PPID_/smaps | sort -k2 -rn | head -25")
+        per_mapping = awk
         _, lines = g.run(awk)
         print("smaps:    Rss    Pss  PrivC  PrivD   Anon  #  mapping (kB, after start)", flush=True)
         for l in lines:
@@ -142,6 +149,35 @@ class Measure:
         for l in lines:
             print(f"smaps: {l}", flush=True)
         g.run("kill $PPID_; wait $PPID_; true")
+        # The same with fault-around off: only the pages the daemon itself touched are mapped
+        # (the kernel default maps up to 64 kB around each file page fault).
+        g.run("mount -t debugfs none /sys/kernel/debug 2>/dev/null; echo 4096 > /sys/kernel/debug/fault_around_bytes")
+        g.run(f"sleep 1; {DAEMON} </dev/null >/tmp/profile.log 2>&1 & PPID_=$!; sleep 3")
+        _, lines = g.run("grep -E '^(Rss|Pss|Pss_Anon|Pss_File|Pss_Shmem):' /proc/$PPID_/smaps_rollup")
+        for l in lines:
+            print(f"smaps_rollup (fault-around off): {l}", flush=True)
+        _, lines = g.run(per_mapping.replace("head -25", "head -12"))
+        for l in lines:
+            print(f"smaps (fault-around off): {l}", flush=True)
+        g.run("kill $PPID_; wait $PPID_; echo 65536 > /sys/kernel/debug/fault_around_bytes")
+
+    def phases(self):
+        """What happens between exec and the first frame (run 1, from the -O timeline)."""
+        marks = [("shared libraries loaded", r'path="/lib/x86_64-linux-gnu/[^"]*"'),
+                 ("config read", r'touchlock\.conf'),
+                 ("DRM card opened", r'path="/dev/dri/card'),
+                 ("input devices opened", r'path="/dev/input"'),
+                 ("fontconfig starts", r'fonts\.conf'),
+                 ("first KMS commit", r'drm_mode_(setcrtc|atomic_ioctl|page_flip)'),
+                 ("plane programmed", r'drm_atomic_helper_commit_planes')]
+        last = 0.0
+        for name, rx in marks:
+            hits = [t for t, what in self.timeline if re.search(rx, what)]
+            if not hits:
+                continue
+            t = hits[-1] if name == "shared libraries loaded" else hits[0]
+            print(f"measure: start-up run 1: {t:7.1f} ms {name} (+{t - last:.1f})")
+            last = t
 
     def table(self):
         s = self.summary
@@ -181,6 +217,9 @@ class Measure:
             ("executable (bytes)", fig("BIN_BYTES"), "", ""),
             ("mapped shared libraries (count / bytes)", f"{fig('MAPPED_LIB_COUNT')} / {fig('MAPPED_LIB_BYTES')}", "", ""),
         ]
+        ff = self.per_run.get("FIRST_FRAME_MS")
+        if ff:
+            rows.insert(1, ("  first frame per run (ms)", ", ".join(f"{float(x):.0f}" for x in ff), "", ""))
         if self.visible:
             v = sorted(self.visible.values())
             rows.append(("exec line -> changed screendump (ms, host)",
@@ -237,6 +276,8 @@ def main():
             finally:
                 guest.quit()
                 shutil.rmtree(workdir, ignore_errors=True)
+    if args.profile:
+        m.phases()
     m.table()
     print(f"measure: every MEASURE line in {out}/measure.log, console in {out}/console.log, screendumps in {out}")
     return 0
