@@ -133,12 +133,14 @@ class Guest:
         self.killed_by_watchdog = False
         self.monitor_path = os.path.join(workdir, "monitor.sock")
         self.dumps = 0
+        # Kernel command line; KEY=VALUE words reach /init's environment (e.g. GUEST_TIMEOUT).
+        self.append = "console=ttyS0 quiet panic=-1"
 
     def start(self):
         cmd = [
             self.args.qemu, "-accel", "tcg", "-cpu", "max", "-nodefaults", "-m", "512", "-smp", "2",
             "-kernel", self.args.vmlinux, "-initrd", self.args.initrd,
-            "-append", "console=ttyS0 quiet panic=-1",
+            "-append", self.append,
             "-display", "none", "-serial", "stdio", "-no-reboot",
             "-monitor", f"unix:{self.monitor_path},server,nowait",
             "-vga", "none", "-device", "bochs-display",
