@@ -67,15 +67,35 @@ public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A damage region: a short list of rectangles clipped to the screen. Rectangles that
-/// overlap, or whose union wastes little area, are merged so the list stays short.
+/// whose union covers little more than the two, or one of which holds the other, are merged.
+/// Rectangles may overlap: drawing and copying a pixel twice costs less than repainting
+/// the empty corners of a merged box.
 public struct Damage: Hashable, Sendable {
     public private(set) var rects: [PixelRect] = []
     public let bounds: PixelRect
 
     public init(bounds: Size) { self.bounds = PixelRect(x: 0, y: 0, width: bounds.width, height: bounds.height) }
 
+    /// Past this many rectangles the damage becomes their bounding box.
+    public static let maximumRects = 48
+
     public var isEmpty: Bool { rects.isEmpty }
     public var area: Int { rects.reduce(0) { $0 + $1.area } }
+
+    /// Damage for a segment stroked `width` wide with round caps: a chain of boxes along
+    /// it, each about three widths long, so a long diagonal line does not damage the
+    /// whole square it spans.
+    public mutating func addSegment(_ a: Point, _ b: Point, width: Double) {
+        let length = a.distance(to: b)
+        let pieces = max(1, Int((length / max(3 * width, 24)).rounded(.up)))
+        var p = a
+        for k in 1...pieces {
+            let t = Double(k) / Double(pieces)
+            let q = Point(x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t)
+            add(PixelRect(segment: p, q, width: width))
+            p = q
+        }
+    }
 
     public mutating func add(_ r: PixelRect) {
         var r = r.intersection(bounds)
@@ -83,7 +103,7 @@ public struct Damage: Hashable, Sendable {
         var i = 0
         while i < rects.count {
             let u = rects[i].union(r)
-            if rects[i].intersects(r) || u.area <= rects[i].area + r.area + (r.area / 2) {
+            if u.area <= (rects[i].area + r.area) * 5 / 4 || u == rects[i] || u == r {
                 r = u
                 rects.remove(at: i)
                 i = 0
@@ -92,7 +112,7 @@ public struct Damage: Hashable, Sendable {
             }
         }
         rects.append(r)
-        if rects.count > 8 { // keep the list short: collapse to one box
+        if rects.count > Self.maximumRects { // keep the list bounded: collapse to one box
             let all = rects.dropFirst().reduce(rects[0]) { $0.union($1) }
             rects = [all]
         }

@@ -64,17 +64,17 @@ public struct Scene: Hashable, Sendable {
             // The path grew (or stayed): only its new segments change.
             if path.count >= 2, old.path.count < path.count {
                 for i in max(1, old.path.count)..<path.count {
-                    d.add(PixelRect(segment: path[i - 1], path[i], width: w))
+                    d.addSegment(path[i - 1], path[i], width: w)
                 }
             }
         } else {
             for s in [old.path, path] where s.count >= 2 {
-                for i in 1..<s.count { d.add(PixelRect(segment: s[i - 1], s[i], width: w)) }
+                for i in 1..<s.count { d.addSegment(s[i - 1], s[i], width: w) }
             }
         }
         if old.tail != tail || old.tailAlpha != tailAlpha || old.path.last != path.last {
-            if let t = old.tail, let last = old.path.last { d.add(PixelRect(segment: last, t, width: w)) }
-            if let t = tail, let last = path.last { d.add(PixelRect(segment: last, t, width: w)) }
+            if let t = old.tail, let last = old.path.last { d.addSegment(last, t, width: w) }
+            if let t = tail, let last = path.last { d.addSegment(last, t, width: w) }
         }
         for i in nodes.indices where nodes[i] != old.nodes[i] {
             d.add(PixelRect(around: nodes[i].center, radius: max(nodes[i].radius, old.nodes[i].radius) * Scene.haloFactor))

@@ -140,3 +140,21 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(throws: Config.Error.self) { try c.apply("pattern_hash = 0-1-2-5-8", file: "d.conf") }
     }
 }
+
+@Suite struct SegmentDamageTests {
+    @Test func aLongDiagonalDamagesAChainOfBoxesNotItsSquare() {
+        var d = Damage(bounds: Size(width: 1000, height: 1000))
+        d.addSegment(Point(x: 100, y: 100), Point(x: 700, y: 700), width: 10)
+        let square = 620 * 620
+        #expect(d.area < square / 5)
+        // Every point along the stroke is covered.
+        for k in 0...60 {
+            let p = Point(x: 100 + 10 * Double(k), y: 100 + 10 * Double(k))
+            for (dx, dy) in [(0.0, 0.0), (4.0, -4.0), (-4.0, 4.0)] {
+                let x = Int(p.x + dx), y = Int(p.y + dy)
+                #expect(d.rects.contains { $0.intersects(PixelRect(x: x, y: y, width: 1, height: 1)) })
+            }
+        }
+        #expect(d.rects.count <= Damage.maximumRects)
+    }
+}
