@@ -34,11 +34,18 @@ public final class Renderer {
     /// Paints `scene` inside `damage`.
     public func draw(_ scene: Scene, damage: Damage) {
         if damage.isEmpty { return }
+        // One rectangle at a time: under a plain rectangular clip cairo composites spans
+        // straight into the buffer, where a clip of many rectangles makes it build and
+        // clear a mask the size of the clip for every shape. Rectangles may overlap; each
+        // is repainted whole, so a pixel drawn twice comes out the same.
+        for r in damage.rects { draw(scene, in: r) }
+        cairo_surface_flush(surface)
+    }
+
+    private func draw(_ scene: Scene, in r: PixelRect) {
         cairo_save(cr)
         defer { cairo_restore(cr) }
-        for r in damage.rects {
-            cairo_rectangle(cr, Double(r.x), Double(r.y), Double(r.width), Double(r.height))
-        }
+        cairo_rectangle(cr, Double(r.x), Double(r.y), Double(r.width), Double(r.height))
         cairo_clip(cr)
 
         let theme = scene.theme
@@ -48,15 +55,23 @@ public final class Renderer {
         cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
 
         if let path = theme.backgroundImage { drawBackgroundImage(path) }
-        if damage.rects.contains(where: { $0.intersects(scene.promptBox) }) {
-            drawPrompt(scene)
+        if r.intersects(scene.promptBox) { drawPrompt(scene) }
+        if pathBounds(scene).map({ r.intersects($0) }) == true { drawPath(scene) }
+        for node in scene.nodes where r.intersects(PixelRect(around: node.center, radius: node.radius * Scene.haloFactor)) {
+            drawNode(node, theme: theme)
         }
-        drawPath(scene)
-        for node in scene.nodes { drawNode(node, theme: theme) }
-        for box in scene.boxes { drawBox(box, theme: theme) }
-        for key in scene.keys { drawKey(key, theme: theme) }
-        if let t = scene.toggle { drawKey(t, theme: theme) }
-        cairo_surface_flush(surface)
+        for box in scene.boxes where r.intersects(box.bounds) { drawBox(box, theme: theme) }
+        for key in scene.keys where r.intersects(key.bounds) { drawKey(key, theme: theme) }
+        if let t = scene.toggle, r.intersects(t.bounds) { drawKey(t, theme: theme) }
+    }
+
+    /// The box the path and its tail are stroked in, if there is a path.
+    private func pathBounds(_ scene: Scene) -> PixelRect? {
+        guard let first = scene.path.first else { return nil }
+        var b = PixelRect(segment: first, first, width: scene.theme.lineWidth)
+        for p in scene.path.dropFirst() { b = b.union(PixelRect(segment: p, p, width: scene.theme.lineWidth)) }
+        if let t = scene.tail { b = b.union(PixelRect(segment: t, t, width: scene.theme.lineWidth)) }
+        return b
     }
 
     private func drawPrompt(_ scene: Scene) {

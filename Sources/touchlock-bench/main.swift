@@ -8,10 +8,12 @@ import TouchlockSystem
 // on, each figure next to its floor (the same work with nothing of ours in it) and its
 // target. Figures are printed, never asserted.
 //
-//   swift run -c release touchlock-bench [--tiny] [--recordings DIR]
+//   swift run -c release touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon]
 
 struct BenchOptions {
     var tiny = false
+    /// Sections to run (1-2 input and frames, 4-5 the daemon); all when empty.
+    var only: Set<String> = []
     var recordings = "Tests/TouchlockInputTests/Fixtures"
 }
 
@@ -21,11 +23,14 @@ func parseOptions() -> BenchOptions {
     while let a = args.popFirst() {
         switch a {
         case "--tiny": o.tiny = true
+        case "--only":
+            guard let v = args.popFirst() else { StandardStreams.error("--only needs input, frames or daemon"); exit(2) }
+            o.only.insert(v)
         case "--recordings":
             guard let v = args.popFirst() else { StandardStreams.error("--recordings needs a folder"); exit(2) }
             o.recordings = v
         default:
-            StandardStreams.error("usage: touchlock-bench [--tiny] [--recordings DIR]")
+            StandardStreams.error("usage: touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon]...")
             exit(2)
         }
     }
@@ -230,8 +235,8 @@ let options = parseOptions()
 StandardStreams.output("# touchlock-bench\(options.tiny ? " (tiny: proves it runs; figures mean nothing)" : "")")
 StandardStreams.output("")
 StandardStreams.output("CPU: \(cpuName()); one core; build: \(_isDebugAssertConfiguration() ? "debug" : "release")")
-benchInput(options)
-benchFrames(options)
+if options.only.isEmpty || options.only.contains("input") { benchInput(options) }
+if options.only.isEmpty || options.only.contains("frames") { benchFrames(options) }
 
 // MARK: 4 and 5. the running daemon: idle wake-ups and memory
 
@@ -387,4 +392,4 @@ func benchDaemon(_ o: BenchOptions) {
     if getenv("TOUCHLOCK_BENCH_KEEP") == nil { unlink("\(dir)/bench.conf"); unlink("\(dir)/daemon.log"); unlink(rec); unlink("\(dir)/bench.sock"); rmdir(dir) }
 }
 
-benchDaemon(options)
+if options.only.isEmpty || options.only.contains("daemon") { benchDaemon(options) }
