@@ -4,6 +4,9 @@ public struct Point: Hashable, Sendable, CustomStringConvertible {
     public var y: Double
     public init(x: Double, y: Double) { self.x = x; self.y = y }
 
+    /// The nearest point on whole pixels.
+    public var rounded: Point { Point(x: x.rounded(), y: y.rounded()) }
+
     public func distance(to p: Point) -> Double { ((x - p.x) * (x - p.x) + (y - p.y) * (y - p.y)).squareRoot() }
     public var description: String { "(\(x), \(y))" }
 }

@@ -102,7 +102,9 @@ public struct SceneBuilder: Sendable {
         let error: Bool
         if case .rejected = lock.state { error = true } else { error = false }
         var nodes = (0..<grid.count).map {
-            Scene.Node(center: grid.center(of: $0), radius: grid.nodeRadius, state: .normal)
+            // On whole pixels, so every node is the same picture (the renderer draws each
+            // look once and copies it); half a pixel from the grid's exact centre at most.
+            Scene.Node(center: grid.center(of: $0).rounded, radius: grid.nodeRadius, state: .normal)
         }
         var tail: Point? = nil
         var tailAlpha = 1.0

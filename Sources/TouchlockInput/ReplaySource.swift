@@ -27,10 +27,13 @@ public final class ReplaySource {
 
     private func playFrame() {
         let events = recording.events
+        // The frame's events carry the moment they are handed over, as a panel's carry
+        // the moment the kernel read them: latency figures then count our work only.
+        let now = EventLoop.now()
         while index < events.count {
             var e = events[index]
             index += 1
-            e.time = e.time + offset
+            e.time = now
             sink(e)
             if e.type == EventCode.EV_SYN && e.code == EventCode.SYN_REPORT { break }
         }

@@ -25,6 +25,7 @@ public final class Renderer {
     private var backgroundImage: (path: String, surface: OpaquePointer?)?
 
     deinit {
+        for sprite in nodeSprites.values { cairo_surface_destroy(sprite) }
         for f in faces.values { cairo_font_face_destroy(f) }
         if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
         cairo_destroy(cr)
@@ -56,22 +57,13 @@ public final class Renderer {
 
         if let path = theme.backgroundImage { drawBackgroundImage(path) }
         if r.intersects(scene.promptBox) { drawPrompt(scene) }
-        if pathBounds(scene).map({ r.intersects($0) }) == true { drawPath(scene) }
+        drawPath(scene, in: r)
         for node in scene.nodes where r.intersects(PixelRect(around: node.center, radius: node.radius * Scene.haloFactor)) {
             drawNode(node, theme: theme)
         }
         for box in scene.boxes where r.intersects(box.bounds) { drawBox(box, theme: theme) }
         for key in scene.keys where r.intersects(key.bounds) { drawKey(key, theme: theme) }
         if let t = scene.toggle, r.intersects(t.bounds) { drawKey(t, theme: theme) }
-    }
-
-    /// The box the path and its tail are stroked in, if there is a path.
-    private func pathBounds(_ scene: Scene) -> PixelRect? {
-        guard let first = scene.path.first else { return nil }
-        var b = PixelRect(segment: first, first, width: scene.theme.lineWidth)
-        for p in scene.path.dropFirst() { b = b.union(PixelRect(segment: p, p, width: scene.theme.lineWidth)) }
-        if let t = scene.tail { b = b.union(PixelRect(segment: t, t, width: scene.theme.lineWidth)) }
-        return b
     }
 
     private func drawPrompt(_ scene: Scene) {
@@ -220,19 +212,44 @@ public final class Renderer {
         }
     }
 
-    private func drawPath(_ scene: Scene) {
-        guard let first = scene.path.first else { return }
-        cairo_set_line_width(cr, scene.theme.lineWidth)
+    /// Adds to cairo's path the segments of the polyline `points` that reach `r`, runs of
+    /// consecutive segments as one sub-path. A stroke with round joins and caps covers the
+    /// polyline swept by a disc, so the segments that miss `r` change no pixel in it, and
+    /// one stroke of the sub-paths covers each pixel once, as the whole polyline would.
+    /// Returns whether anything was added.
+    private func addSegments(_ points: [Point], width: Double, reaching r: PixelRect) -> Bool {
+        guard let first = points.first else { return false }
+        if points.count == 1 {
+            guard r.intersects(PixelRect(segment: first, first, width: width)) else { return false }
+            cairo_move_to(cr, first.x, first.y)
+            cairo_line_to(cr, first.x, first.y)
+            return true
+        }
+        var added = false
+        var open = false
+        for i in 1..<points.count {
+            let a = points[i - 1], b = points[i]
+            guard r.intersects(PixelRect(segment: a, b, width: width)) else { open = false; continue }
+            if !open { cairo_move_to(cr, a.x, a.y); open = true }
+            cairo_line_to(cr, b.x, b.y)
+            added = true
+        }
+        return added
+    }
+
+    private func drawPath(_ scene: Scene, in r: PixelRect) {
+        guard !scene.path.isEmpty else { return }
+        let w = scene.theme.lineWidth
+        cairo_set_line_width(cr, w)
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
         cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
         let color = scene.pathColor
         let fading = scene.tail != nil && scene.tailAlpha > 0 && scene.tailAlpha < 1
         if !fading {
             // One stroke: round joins, and the tail when it shows at all.
-            cairo_move_to(cr, first.x, first.y)
-            for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
-            if let t = scene.tail, scene.tailAlpha > 0 { cairo_line_to(cr, t.x, t.y) }
-            if scene.path.count == 1 && (scene.tail == nil || scene.tailAlpha == 0) { cairo_line_to(cr, first.x, first.y) }
+            var points = scene.path
+            if let t = scene.tail, scene.tailAlpha > 0 { points.append(t) }
+            guard addSegments(points, width: w, reaching: r) else { return }
             setSource(color)
             cairo_stroke(cr)
             return
@@ -241,19 +258,47 @@ public final class Renderer {
         // tail with its alpha (where it overlaps the path the path stays opaque), then the
         // group is painted with the path colour's alpha: no darker joint, no seam.
         cairo_push_group(cr)
-        cairo_move_to(cr, first.x, first.y)
-        for p in scene.path.dropFirst() { cairo_line_to(cr, p.x, p.y) }
-        if scene.path.count == 1 { cairo_line_to(cr, first.x, first.y) }
-        setSource(color.with(alpha: 1))
-        cairo_stroke(cr)
-        if let t = scene.tail, let last = scene.path.last {
-            cairo_move_to(cr, last.x, last.y)
-            cairo_line_to(cr, t.x, t.y)
+        if addSegments(scene.path, width: w, reaching: r) {
+            setSource(color.with(alpha: 1))
+            cairo_stroke(cr)
+        }
+        if let t = scene.tail, let last = scene.path.last, addSegments([last, t], width: w, reaching: r) {
             setSource(color.with(alpha: scene.tailAlpha))
             cairo_stroke(cr)
         }
         cairo_pop_group_to_source(cr)
         cairo_paint_with_alpha(cr, color.alpha)
+    }
+
+    private struct SpriteKey: Hashable {
+        var color: Color
+        var halo: Bool
+        var radius: Double
+    }
+    /// Each look of a node (colour, halo or not, size), drawn once: a node on screen is then
+    /// a copy of its picture, not an antialiased fill of two circles per damaged rectangle.
+    private var nodeSprites: [SpriteKey: OpaquePointer] = [:]
+
+    private func nodeSprite(_ key: SpriteKey) -> (surface: OpaquePointer, half: Int) {
+        let outer = key.radius * (key.halo ? Scene.haloFactor : 1)
+        let half = Int(outer.rounded(.up)) + 1
+        if let s = nodeSprites[key] { return (s, half) }
+        let s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(2 * half), Int32(2 * half))!
+        let c = cairo_create(s)!
+        let centre = Double(half)
+        if key.halo {
+            let h = key.color.with(alpha: 0.25)
+            cairo_set_source_rgba(c, h.red, h.green, h.blue, h.alpha)
+            cairo_arc(c, centre, centre, key.radius * Scene.haloFactor, 0, 2 * Double.pi)
+            cairo_fill(c)
+        }
+        cairo_set_source_rgba(c, key.color.red, key.color.green, key.color.blue, key.color.alpha)
+        cairo_arc(c, centre, centre, key.radius, 0, 2 * Double.pi)
+        cairo_fill(c)
+        cairo_destroy(c)
+        cairo_surface_flush(s)
+        nodeSprites[key] = s
+        return (s, half)
     }
 
     private func drawNode(_ node: Scene.Node, theme: Theme) {
@@ -263,15 +308,9 @@ public final class Renderer {
         case .selected: color = theme.nodeSelected
         case .error: color = theme.error
         }
-        if node.state != .normal {
-            // A halo around a chosen node.
-            setSource(color.with(alpha: 0.25))
-            cairo_arc(cr, node.center.x, node.center.y, node.radius * Scene.haloFactor, 0, 2 * Double.pi)
-            cairo_fill(cr)
-        }
-        setSource(color)
-        cairo_arc(cr, node.center.x, node.center.y, node.radius, 0, 2 * Double.pi)
-        cairo_fill(cr)
+        let (sprite, half) = nodeSprite(SpriteKey(color: color, halo: node.state != .normal, radius: node.radius))
+        cairo_set_source_surface(cr, sprite, node.center.x - Double(half), node.center.y - Double(half))
+        cairo_paint(cr)
     }
 
     private func setSource(_ c: Color) {

@@ -28,6 +28,12 @@ final class Daemon {
     private var stopAfterPresent = false
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
+    /// The input event behind the frame in flight, for event-to-shown latency.
+    private var inFlightEventTime: Instant?
+    /// From the input event that completed a frame to the frame being submitted, and to
+    /// it being shown (the page flip's completion; the next loop turn when headless).
+    private(set) var submitLatency = LatencyStats()
+    private(set) var shownLatency = LatencyStats()
     var onEvent: ((LockEvent) -> Void)?
 
     init(config: Config, options: Options, loop: EventLoop, display: Display) {
@@ -196,13 +202,17 @@ final class Daemon {
         }
         unpresented.removeAll()
         if let t = pendingEventTime {
-            let latency = EventLoop.now() - t
-            Log.debug("frame submitted \(latency) after its input event")
+            submitLatency.record(EventLoop.now() - t)
+            inFlightEventTime = t
             pendingEventTime = nil
         }
     }
 
     private func frameComplete(at t: Instant) {
+        if let e = inFlightEventTime {
+            shownLatency.record(t - e)
+            inFlightEventTime = nil
+        }
         if !firstFrameShown {
             firstFrameShown = true
             Log.info("first frame shown")
@@ -217,6 +227,10 @@ final class Daemon {
 
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
+        if submitLatency.count > 0 {
+            Log.info("latency from input event to frame submitted: \(submitLatency.summary)")
+            Log.info("latency from input event to frame shown: \(shownLatency.summary)")
+        }
         display.shutdown()
     }
 }

@@ -158,3 +158,20 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(d.rects.count <= Damage.maximumRects)
     }
 }
+
+@Suite struct LatencyStatsTests {
+    @Test func percentilesFollowTheSamples() {
+        var s = LatencyStats()
+        #expect(s.percentile(0.5) == nil)
+        for us in 1...100 { s.record(Interval(microseconds: Int64(us))) }
+        #expect(s.percentile(0.5) == Interval(microseconds: 50) || s.percentile(0.5) == Interval(microseconds: 51))
+        #expect(s.percentile(0.99)!.microseconds >= 99)
+        #expect(s.maximum == Interval(microseconds: 100))
+        // Slow outliers land in coarse buckets and in the maximum exactly.
+        s.record(.milliseconds(50))
+        s.record(Interval(microseconds: 900_000))
+        #expect(s.maximum == Interval(microseconds: 900_000))
+        #expect(s.percentile(1.0) == Interval(microseconds: 900_000))
+        #expect(s.count == 102)
+    }
+}
