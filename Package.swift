@@ -47,5 +47,9 @@ let package = Package(
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
+        // Runs the built touchlockd as a real process (build with --build-tests first).
+        .testTarget(name: "TouchlockdTests", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "CLinux",
+        ]),
     ]
 )

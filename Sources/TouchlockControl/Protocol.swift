@@ -89,13 +89,17 @@ public struct ReplyHeader: Codable, Hashable, Sendable {
 public struct Status: Codable, Hashable, Sendable {
     public enum State: String, Codable, Hashable, Sendable {
         case locked, verifying, wrong, lockout, unlocked
+        /// A failure could not be stored (disk full, read-only): input is refused until
+        /// it is; `reason` says why.
+        case storeFailed = "store_failed"
 
         public init(_ state: Session.State) {
             switch state {
             case .locked: self = .locked
-            case .verifying: self = .verifying
+            case .verifying, .storing: self = .verifying
             case .wrong: self = .wrong
             case .lockout: self = .lockout
+            case .storeFailed: self = .storeFailed
             case .unlocked: self = .unlocked
             }
         }
@@ -145,6 +149,14 @@ public struct Status: Codable, Hashable, Sendable {
     public var failures: Int
     /// How the session was unlocked; only while unlocked.
     public var method: UnlockMethod?
+    /// While locked out: when the next attempt is allowed (monotonic clock, microseconds).
+    public var lockoutUntil: Int64?
+    /// While locked out: milliseconds left.
+    public var retryAfterMilliseconds: Int64?
+    /// Why input is refused, in words (state store_failed).
+    public var reason: String?
+    /// The methods that have a secret.
+    public var enrolled: [UnlockMethod]?
     public var screen: Screen
     public var pattern: Pattern
 
@@ -153,12 +165,25 @@ public struct Status: Codable, Hashable, Sendable {
         self.screen = screen; self.pattern = pattern
     }
 
-    /// The status of `session` on a screen of `screen` pixels with `grid` laid out on it.
-    public init(session: Session, screen: Size, grid: PatternGrid) {
+    /// The status of `session` at `now` on a screen of `screen` pixels with `grid` laid out on it.
+    public init(session: Session, screen: Size, grid: PatternGrid, now: Instant? = nil,
+                enrolled: [UnlockMethod]? = nil) {
         var method: UnlockMethod?
         if case .unlocked(let m, _) = session.state { method = m }
         self.init(state: State(session.state), failures: session.failures, method: method,
                   screen: Screen(screen), pattern: Pattern(grid))
+        if let until = session.lockedOutUntil {
+            lockoutUntil = until.microseconds
+            if let now { retryAfterMilliseconds = max(0, (until - now).microseconds + 999) / 1000 }
+        }
+        if case .storeFailed(let why, _) = session.state { reason = why }
+        self.enrolled = enrolled
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, failures, method, reason, enrolled, screen, pattern
+        case lockoutUntil = "lockout_until"
+        case retryAfterMilliseconds = "retry_after_ms"
     }
 }
 
@@ -170,8 +195,14 @@ public struct Status: Codable, Hashable, Sendable {
 public enum Event: Codable, Hashable, Sendable {
     /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
     case unlocked(method: UnlockMethod, at: Instant)
+    /// The duress code was given; `unlocked` follows at once.
+    case duress(method: UnlockMethod, at: Instant)
     /// An attempt failed; input is accepted again after `retryAfter`.
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
+    /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
+    case lockout(until: Instant)
+    /// Digits entered so far on the code pad, of how many.
+    case progress(entered: Int, of: Int)
     /// The session is locked again.
     case locked
 
@@ -179,8 +210,10 @@ public enum Event: Codable, Hashable, Sendable {
     public init(_ event: LockEvent) {
         switch event {
         case .unlocked(let method, let at): self = .unlocked(method: method, at: at)
+        case .duress(let method, let at): self = .duress(method: method, at: at)
         case .failed(let method, let failures, let retryAfter):
             self = .failed(method: method, failures: failures, retryAfter: retryAfter)
+        case .lockout(let until): self = .lockout(until: until)
         case .locked: self = .locked
         }
     }
@@ -188,13 +221,16 @@ public enum Event: Codable, Hashable, Sendable {
     public var name: String {
         switch self {
         case .unlocked: "unlocked"
+        case .duress: "duress"
         case .failed: "failed"
+        case .lockout: "lockout"
+        case .progress: "progress"
         case .locked: "locked"
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, method, at, failures
+        case event, method, at, failures, until, entered, of
         case retryAfterMilliseconds = "retry_after_ms"
     }
 
@@ -208,6 +244,13 @@ public enum Event: Codable, Hashable, Sendable {
             self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
                            failures: try c.decode(Int.self, forKey: .failures),
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
+        case "duress":
+            self = .duress(method: try c.decode(UnlockMethod.self, forKey: .method),
+                           at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
+        case "lockout":
+            self = .lockout(until: Instant(microseconds: try c.decode(Int64.self, forKey: .until)))
+        case "progress":
+            self = .progress(entered: try c.decode(Int.self, forKey: .entered), of: try c.decode(Int.self, forKey: .of))
         case "locked":
             self = .locked
         case let other:
@@ -219,9 +262,14 @@ public enum Event: Codable, Hashable, Sendable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .event)
         switch self {
-        case .unlocked(let method, let at):
+        case .unlocked(let method, let at), .duress(let method, let at):
             try c.encode(method, forKey: .method)
             try c.encode(at.microseconds, forKey: .at)
+        case .lockout(let until):
+            try c.encode(until.microseconds, forKey: .until)
+        case .progress(let entered, let of):
+            try c.encode(entered, forKey: .entered)
+            try c.encode(of, forKey: .of)
         case .failed(let method, let failures, let retryAfter):
             try c.encode(method, forKey: .method)
             try c.encode(failures, forKey: .failures)

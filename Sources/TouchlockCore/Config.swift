@@ -9,6 +9,9 @@ public struct Config: Sendable {
     public var hitFactor = 0.6
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = "/run/touchlock/touchlock.sock"
+    /// The root-only file holding the lockout record and the secrets' hashes.
+    public var statePath = "/var/lib/touchlock/state"
+    public var lockoutSchedule = LockoutSchedule.gatekeeper
     public var theme = Theme()
 
     public init() {}
@@ -69,6 +72,14 @@ public struct Config: Sendable {
             case "socket":
                 guard value.hasPrefix("/") else { throw bad("expected an absolute path, found '\(value)'") }
                 socketPath = value
+            case "state_file":
+                guard value.hasPrefix("/") else { throw bad("expected an absolute path, found '\(value)'") }
+                statePath = value
+            case "lockout_schedule":
+                guard let v = LockoutSchedule(parsing: value) else {
+                    throw bad("expected 'gatekeeper', 'none' or seconds per failure like 0,0,0,0,60,300; found '\(value)'")
+                }
+                lockoutSchedule = v
             case "background": theme.background = try color()
             case "text_color": theme.text = try color()
             case "node_color": theme.node = try color()

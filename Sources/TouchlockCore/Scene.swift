@@ -85,9 +85,9 @@ public struct SceneBuilder: Sendable {
         if case .drawing(_, let p, let finger) = lock.state, !p.isEmpty { tail = finger }
         let prompt: String
         switch session.state {
-        case .locked, .verifying: prompt = "Draw your pattern to unlock"
+        case .locked, .verifying, .storing: prompt = "Draw your pattern to unlock"
         case .wrong: prompt = "Wrong pattern, try again"
-        case .lockout: prompt = "Too many attempts"
+        case .lockout, .storeFailed: prompt = "Too many attempts"
         case .unlocked: prompt = "Unlocked"
         }
         let band = Int(grid.origin.y)

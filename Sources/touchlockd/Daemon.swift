@@ -29,19 +29,40 @@ final class Daemon {
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     var onEvent: ((LockEvent) -> Void)?
+    /// What is kept across restarts (lockout record, secrets), as last stored.
+    private(set) var stored: StoredState
+    let statePath: String
+    private let bootID: String?
+    private let digester: GuessDigester?
 
-    init(config: Config, options: Options, loop: EventLoop, display: Display) {
+    init(config: Config, options: Options, loop: EventLoop, display: Display, stored: StoredState,
+         statePath: String, bootID: String?) {
         self.config = config
         self.options = options
         self.loop = loop
         self.display = display
+        self.stored = stored
+        self.statePath = statePath
+        self.bootID = bootID
+        do { digester = try GuessDigester() } catch {
+            Log.error("cannot make guess digests (\(error)); every wrong guess counts")
+            digester = nil
+        }
         shadow = ShadowBuffer(size: display.size)
         renderer = Renderer(shadow: shadow)
         unpresented = Damage(bounds: display.size)
         let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: display.size,
                                       hitFactor: config.hitFactor)
+        let now = EventLoop.now()
+        let record = stored.lockout.restored(sameBoot: stored.bootID != nil && stored.bootID == bootID,
+                                             now: now, schedule: config.lockoutSchedule)
+        if stored.lockout.failures > 0 || stored.lockout.deadline != nil {
+            let left = record.deadline.map { " \(($0 - now).countdown) left" } ?? ""
+            Log.info("restored \(record.failures) failure(s) in a row\(stored.bootID == bootID ? "" : " (after a reboot: full wait)")\(left)")
+        }
         lock = LockScreen(pattern: PatternLock(grid: grid, minimumLength: config.minimumLength),
-                          session: Session(errorHold: config.errorHold),
+                          session: Session(restoring: record, at: now, errorHold: config.errorHold,
+                                           schedule: config.lockoutSchedule),
                           builder: SceneBuilder(theme: config.theme, size: display.size))
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
     }
@@ -86,6 +107,7 @@ final class Daemon {
 
     /// Shows the first frame and starts any replay.
     func start() {
+        perform(lock.resume(at: EventLoop.now()))
         redraw()
         replay?.start(after: .milliseconds(300))
     }
@@ -97,10 +119,18 @@ final class Daemon {
             switch a {
             case .verify(let attempt):
                 var bytes = attempt.secretBytes
-                let match = config.patternHash.map { SecretHash.verify(&bytes, against: $0) } ?? false
+                let match = secretHash(for: .pattern).map { SecretHash.verify(&bytes, against: $0) } ?? false
                 SecretHash.wipe(&bytes)
                 Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(match ? "accepted" : "rejected")")
-                perform(lock.verified(match, at: EventLoop.now()))
+                var verdict = Session.Verdict.match(duress: false)
+                if !match {
+                    var again = attempt.secretBytes
+                    verdict = .wrong(digest: digester?.digest(&again))
+                }
+                perform(lock.verified(verdict, at: EventLoop.now()))
+            case .store(let record):
+                let error = store(record)
+                perform(lock.stored(error: error, at: EventLoop.now()))
             case .emit(let event):
                 emit(event)
             case .armTimer(let t):
@@ -112,14 +142,48 @@ final class Daemon {
         }
     }
 
+    /// The hash an attempt by `method` is checked against: the enrolled one, else the
+    /// one in the config files.
+    func secretHash(for method: UnlockMethod) -> String? {
+        stored.hash(for: method) ?? (method == .pattern ? config.patternHash : nil)
+    }
+
+    /// Writes the state file with `record`; nil when it is on disk, else why not.
+    private func store(_ record: LockoutRecord) -> String? {
+        var next = stored
+        next.lockout = record
+        next.bootID = bootID
+        if let error = writeState(next) {
+            Log.error("cannot store \(record.failures) failure(s) in \(statePath): \(error); input stays blocked")
+            return error
+        }
+        return nil
+    }
+
+    /// Writes `state` durably and keeps it; nil on success, else the reason.
+    func writeState(_ state: StoredState) -> String? {
+        do {
+            try DurableFile.makeDirectory(DurableFile.directory(of: statePath))
+            try DurableFile.replace(statePath, with: Array(state.text.utf8))
+        } catch {
+            return "\(error.errno)"
+        }
+        stored = state
+        return nil
+    }
+
     private func emit(_ event: LockEvent) {
         switch event {
         case .unlocked(let m, _):
             Log.info("unlocked by \(m.rawValue)")
             evdev?.grab(false)
             if options.once { stopAfterPresent = true }
-        case .failed(let m, let failures, _):
-            Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row")
+        case .duress(let m, _):
+            Log.info("duress \(m.rawValue) given")
+        case .failed(let m, let failures, let retry):
+            Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row; next attempt in \(retry.milliseconds < 60_000 ? "\(retry.milliseconds) ms" : retry.countdown)")
+        case .lockout(let until):
+            Log.info("locked out for \((until - EventLoop.now()).countdown)")
         case .locked:
             Log.info("locked")
             evdev?.grab(true)

@@ -12,6 +12,7 @@ struct Options {
     var headlessSize = Size(width: 1280, height: 800)
     var headlessOut: String?
     var socketPath: String?
+    var statePath: String?
     var once = false
     var verbose = false
     var checkConfig = false
@@ -25,6 +26,7 @@ struct Options {
       --size WxH           headless screen size (default 1280x800)
       --out DIR            headless: write every frame shown as DIR/frame-NNNNN.png
       --socket PATH        control socket (default /run/touchlock/touchlock.sock)
+      --state FILE         lockout and secrets (default /var/lib/touchlock/state)
       --once               exit 0 at the first unlock
       --check-config       print the merged settings and exit
       -v, --verbose        debug logging
@@ -62,6 +64,7 @@ struct Options {
                 o.headlessSize = Size(width: w, height: h)
             case "--out": o.headlessOut = try value(a)
             case "--socket": o.socketPath = try value(a)
+            case "--state": o.statePath = try value(a)
             case "--once": o.once = true
             case "--check-config": o.checkConfig = true
             case "-v", "--verbose": o.verbose = true

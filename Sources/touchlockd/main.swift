@@ -45,6 +45,7 @@ func main() {
         } catch { fail("\(error)") }
     }
     if let s = options.socketPath { config.socketPath = s }
+    if let s = options.statePath { config.statePath = s }
     if options.checkConfig {
         print("""
         grid = \(config.rows)x\(config.columns)
@@ -52,12 +53,24 @@ func main() {
         hit_factor = \(config.hitFactor)
         error_hold_ms = \(config.errorHold.milliseconds)
         socket = \(config.socketPath)
+        state_file = \(config.statePath)
+        lockout_schedule = \(config.lockoutSchedule)
         pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
         """)
         exit(0)
     }
-    guard config.patternHash != nil else {
-        fail("no secret configured: set pattern_hash in a config file (-C FILE); make one with 'touchlockctl hash-pattern'")
+    var stored = StoredState()
+    do {
+        if let bytes = try DurableFile.read(config.statePath) {
+            do { stored = try StoredState(parsing: String(decoding: bytes, as: UTF8.self)) } catch {
+                fail("\(config.statePath): \(error); refusing to start rather than forget failed attempts")
+            }
+        }
+    } catch {
+        fail("cannot read the state file: \(error)")
+    }
+    if stored.patternHash == nil && config.patternHash == nil {
+        Log.warning("no pattern enrolled: nothing unlocks until one is (touchlockctl enroll pattern)")
     }
 
     let loop: EventLoop
@@ -66,14 +79,16 @@ func main() {
     let daemon: Daemon
     do {
         let display = try openDisplay(options, loop)
-        daemon = Daemon(config: config, options: options, loop: loop, display: display)
+        daemon = Daemon(config: config, options: options, loop: loop, display: display, stored: stored,
+                        statePath: config.statePath, bootID: BootID.current())
         try daemon.startInput()
     } catch { fail("\(error)") }
 
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid)
+            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid,
+                   now: EventLoop.now(), enrolled: daemon.stored.enrolled)
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
