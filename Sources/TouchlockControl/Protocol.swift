@@ -27,13 +27,67 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     case status
     /// Answers ok; event lines follow on this connection.
     case subscribe
+    /// Locks the device again (after an unlock); answers {"state": ...}.
+    case lock
+    /// Answers the daemon's latency figures (`Metrics`).
+    case metrics
+    /// Root only: stores a secret's hash {"method": "pattern"|"code"|"duress",
+    /// "hash": "$y$..."}; a null hash removes it.
+    case enroll
+
+    /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
+    public enum Access: Sendable { case anyone, group, root }
+
+    public var access: Access {
+        switch self {
+        case .hello: .anyone
+        case .status, .subscribe, .lock, .metrics: .group
+        case .enroll: .root
+        }
+    }
 }
 
 /// One request line.
 public struct Request: Codable, Hashable, Sendable {
     public var id: Int
     public var request: RequestKind
-    public init(id: Int, request: RequestKind) { self.id = id; self.request = request }
+    /// enroll: which secret ("pattern", "code" or "duress").
+    public var method: String?
+    /// enroll: its hash in the format of crypt(5); never the secret itself.
+    public var hash: String?
+    public init(id: Int, request: RequestKind, method: String? = nil, hash: String? = nil) {
+        self.id = id; self.request = request; self.method = method; self.hash = hash
+    }
+}
+
+/// The reply body of `lock`.
+public struct LockReply: Codable, Hashable, Sendable {
+    public var state: Status.State
+    public init(state: Status.State) { self.state = state }
+}
+
+/// The reply body of `metrics`.
+public struct Metrics: Codable, Hashable, Sendable {
+    /// From the kernel timestamp of an input event to the submission of the frame that
+    /// shows its effect, in microseconds.
+    public struct Latency: Codable, Hashable, Sendable {
+        public var count: Int
+        public var p50: Int64?
+        public var p99: Int64?
+        public var max: Int64?
+        public init(count: Int, p50: Int64?, p99: Int64?, max: Int64?) {
+            self.count = count; self.p50 = p50; self.p99 = p99; self.max = max
+        }
+    }
+    public var eventToSubmit: Latency
+    /// Frames presented since the start.
+    public var frames: Int
+    public init(eventToSubmit: Latency, frames: Int) { self.eventToSubmit = eventToSubmit; self.frames = frames }
+
+    enum CodingKeys: String, CodingKey {
+        case frames
+        case eventToSubmit = "event_to_submit_us"
+    }
 }
 
 /// The machine-readable reason a request failed. Unknown codes from a newer server
@@ -60,6 +114,17 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let tooManyClients = ErrorCode(rawValue: "too_many_clients")
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
+    /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
+    /// metrics need root or the socket's group; enroll needs root.
+    public static let forbidden = ErrorCode(rawValue: "forbidden")
+    /// A field has a value the request does not take.
+    public static let badValue = ErrorCode(rawValue: "bad_value")
+    /// This server does not carry out the request.
+    public static let unsupported = ErrorCode(rawValue: "unsupported")
+    /// Another process holds the display (DRM master); the lock screen cannot show.
+    public static let displayBusy = ErrorCode(rawValue: "display_busy")
+    /// The state file could not be written (disk full, read-only...); nothing changed.
+    public static let storeFailed = ErrorCode(rawValue: "store_failed")
 }
 
 /// The "error" object of a failed reply.
@@ -122,6 +187,8 @@ public struct Status: Codable, Hashable, Sendable {
         public var hitRadius: Double
         /// Node centres [x, y] in screen pixels, row-major from node 0.
         public var nodes: [[Double]]
+        /// The fewest nodes a pattern connects.
+        public var minLength: Int?
 
         public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
             self.rows = rows; self.columns = columns
@@ -141,6 +208,7 @@ public struct Status: Codable, Hashable, Sendable {
             case rows, columns, nodes
             case nodeRadius = "node_radius"
             case hitRadius = "hit_radius"
+            case minLength = "min_length"
         }
     }
 

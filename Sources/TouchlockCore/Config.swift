@@ -9,6 +9,8 @@ public struct Config: Sendable {
     public var hitFactor = 0.6
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = "/run/touchlock/touchlock.sock"
+    /// Members of this group may use the control socket (status, subscribe, lock).
+    public var socketGroup = "touchlock"
     /// The root-only file holding the lockout record and the secrets' hashes.
     public var statePath = "/var/lib/touchlock/state"
     public var lockoutSchedule = LockoutSchedule.gatekeeper
@@ -72,6 +74,9 @@ public struct Config: Sendable {
             case "socket":
                 guard value.hasPrefix("/") else { throw bad("expected an absolute path, found '\(value)'") }
                 socketPath = value
+            case "socket_group":
+                guard !value.isEmpty, !value.contains(" ") else { throw bad("expected a group name, found '\(value)'") }
+                socketGroup = value
             case "state_file":
                 guard value.hasPrefix("/") else { throw bad("expected an absolute path, found '\(value)'") }
                 statePath = value

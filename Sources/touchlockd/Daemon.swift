@@ -31,6 +31,9 @@ final class Daemon {
     var onEvent: ((LockEvent) -> Void)?
     /// What is kept across restarts (lockout record, secrets), as last stored.
     private(set) var stored: StoredState
+    /// Input event (kernel timestamp) to frame submission.
+    private(set) var eventToSubmit = LatencyEstimator()
+    private(set) var framesPresented = 0
     let statePath: String
     private let bootID: String?
     private let digester: GuessDigester?
@@ -119,14 +122,8 @@ final class Daemon {
             switch a {
             case .verify(let attempt):
                 var bytes = attempt.secretBytes
-                let match = secretHash(for: .pattern).map { SecretHash.verify(&bytes, against: $0) } ?? false
-                SecretHash.wipe(&bytes)
-                Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(match ? "accepted" : "rejected")")
-                var verdict = Session.Verdict.match(duress: false)
-                if !match {
-                    var again = attempt.secretBytes
-                    verdict = .wrong(digest: digester?.digest(&again))
-                }
+                let verdict = verify(.pattern, &bytes)
+                Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(verdict.isMatch ? "accepted" : "rejected")")
                 perform(lock.verified(verdict, at: EventLoop.now()))
             case .store(let record):
                 let error = store(record)
@@ -142,6 +139,28 @@ final class Daemon {
         }
     }
 
+    /// Checks an attempt (`secret` is wiped): the method's secret, and for codes the
+    /// duress code too, always both so the time taken does not tell which matched.
+    func verify(_ method: UnlockMethod, _ secret: inout [UInt8]) -> Session.Verdict {
+        defer { SecretHash.wipe(&secret) }
+        var a = secret
+        let match = secretHash(for: method).map { SecretHash.verify(&a, against: $0) } ?? false
+        var duress = false
+        if method == .code, let d = stored.duressHash {
+            var b = secret
+            duress = SecretHash.verify(&b, against: d)
+        }
+        if match { return .match(duress: false) }
+        if duress { return .match(duress: true) }
+        var c = secret
+        return .wrong(digest: digester?.digest(&c))
+    }
+
+    /// The methods with a secret (enrolled, or in the config files).
+    var enrolled: [UnlockMethod] {
+        [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
+    }
+
     /// The hash an attempt by `method` is checked against: the enrolled one, else the
     /// one in the config files.
     func secretHash(for method: UnlockMethod) -> String? {
@@ -152,7 +171,6 @@ final class Daemon {
     private func store(_ record: LockoutRecord) -> String? {
         var next = stored
         next.lockout = record
-        next.bootID = bootID
         if let error = writeState(next) {
             Log.error("cannot store \(record.failures) failure(s) in \(statePath): \(error); input stays blocked")
             return error
@@ -162,6 +180,8 @@ final class Daemon {
 
     /// Writes `state` durably and keeps it; nil on success, else the reason.
     func writeState(_ state: StoredState) -> String? {
+        var state = state
+        state.bootID = bootID
         do {
             try DurableFile.makeDirectory(DurableFile.directory(of: statePath))
             try DurableFile.replace(statePath, with: Array(state.text.utf8))
@@ -169,6 +189,39 @@ final class Daemon {
             return "\(error.errno)"
         }
         stored = state
+        return nil
+    }
+
+    /// A client asked to lock the device again.
+    func lockRequested() -> Result<Status.State, ControlError> {
+        perform(lock.lock(at: EventLoop.now()))
+        return .success(Status.State(lock.session.state))
+    }
+
+    var metrics: Metrics {
+        Metrics(eventToSubmit: .init(count: eventToSubmit.count,
+                                     p50: eventToSubmit.quantile(0.5)?.microseconds,
+                                     p99: eventToSubmit.quantile(0.99)?.microseconds,
+                                     max: eventToSubmit.maximum?.microseconds),
+                frames: framesPresented)
+    }
+
+    /// Stores (or with nil removes) the hash of the secret named by `method`.
+    func enroll(_ method: String, _ hash: String?) -> ControlError? {
+        if let hash, !SecretHash.isUsable(hash) {
+            return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
+        }
+        var next = stored
+        switch method {
+        case "pattern": next.patternHash = hash
+        case "code": next.codeHash = hash
+        case "duress": next.duressHash = hash
+        default: return ControlError(.badValue, "unknown method \"\(method)\" (pattern, code, duress)")
+        }
+        if let error = writeState(next) {
+            Log.error("cannot store the \(method) secret in \(statePath): \(error)")
+            return ControlError(.storeFailed, "cannot write \(statePath): \(error)")
+        }
         return nil
     }
 
@@ -231,8 +284,10 @@ final class Daemon {
             return
         }
         unpresented.removeAll()
+        framesPresented += 1
         if let t = pendingEventTime {
             let latency = EventLoop.now() - t
+            eventToSubmit.record(latency)
             Log.debug("frame submitted \(latency) after its input event")
             pendingEventTime = nil
         }
@@ -280,4 +335,13 @@ func readFile(_ path: String) throws(StartError) -> String {
     }
     guard let s = String(validating: bytes, as: UTF8.self) else { throw StartError("\(path): not UTF-8 text") }
     return s
+}
+
+extension Session.Verdict {
+    var isMatch: Bool {
+        switch self {
+        case .match: true
+        case .wrong: false
+        }
+    }
 }

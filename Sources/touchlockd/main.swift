@@ -53,6 +53,7 @@ func main() {
         hit_factor = \(config.hitFactor)
         error_hold_ms = \(config.errorHold.milliseconds)
         socket = \(config.socketPath)
+        socket_group = \(config.socketGroup)
         state_file = \(config.statePath)
         lockout_schedule = \(config.lockoutSchedule)
         pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
@@ -87,11 +88,21 @@ func main() {
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid,
-                   now: EventLoop.now(), enrolled: daemon.stored.enrolled)
+            var s = Status(session: daemon.lock.session, screen: daemon.display.size, grid: daemon.lock.pattern.grid,
+                           now: EventLoop.now(), enrolled: daemon.enrolled)
+            s.pattern.minLength = daemon.lock.pattern.minimumLength
+            return s
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
+    control.lockHandler = { daemon.lockRequested() }
+    control.metricsHandler = { daemon.metrics }
+    control.enrollHandler = { daemon.enroll($0, $1) }
+    if let group = getgrnam(config.socketGroup) {
+        do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
+    } else {
+        Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
+    }
 
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }

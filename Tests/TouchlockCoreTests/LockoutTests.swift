@@ -173,3 +173,19 @@ extension LockScreen {
         #expect(Interval(microseconds: 393_660_000_000).countdown == "4 d 13 h")
     }
 }
+
+@Suite struct LatencyEstimatorTests {
+    @Test func quantilesAreWithinABucketOfTheTruth() {
+        var e = LatencyEstimator()
+        #expect(e.quantile(0.5) == nil)
+        // 1..1000 ms: p50 is 500 ms, p99 990 ms.
+        for ms in 1...1000 { e.record(.milliseconds(Int64(ms))) }
+        let p50 = Double(e.quantile(0.5)!.microseconds), p99 = Double(e.quantile(0.99)!.microseconds)
+        #expect(abs(p50 - 500_000) / 500_000 <= 0.04)
+        #expect(abs(p99 - 990_000) / 990_000 <= 0.04)
+        #expect(e.quantile(1) == .milliseconds(1000) && e.count == 1000)
+        var tiny = LatencyEstimator()
+        tiny.record(Interval(microseconds: 3))
+        #expect(tiny.quantile(0.5) == Interval(microseconds: 3))
+    }
+}

@@ -146,3 +146,38 @@ func recording(of patterns: [[Int]], on screen: Size, lead: Int64 = 1_000_000, g
     }
     return lines.joined(separator: "\n") + "\n"
 }
+
+/// Runs a program to its end with `input` on its standard input; its exit status and
+/// what it wrote (stdout and stderr together).
+func run(_ args: [String], input: String = "", in dir: String) throws -> (status: Int32, output: String) {
+    let inPath = dir + "/stdin", outPath = dir + "/stdout"
+    try DurableFile.replace(inPath, with: Array(input.utf8), mode: 0o644)
+    unlink(outPath)
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let cargs = args.map { strdup($0) } + [nil]
+    let path: String = "PATH=/usr/bin:/bin"
+    let cenv = [strdup(path), nil]
+    defer { cargs.forEach { free($0) }; cenv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let r = posix_spawn(&pid, args[0], &actions, nil, cargs, cenv)
+    guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), args[0]) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let out = (try? DurableFile.read(outPath)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    return ((status >> 8) & 0xff, out)
+}
+
+extension DaemonProcess {
+    static var ctl: String { DurableFile.directory(of: binary) + "/touchlockctl" }
+
+    /// touchlockctl against this daemon.
+    func ctl(_ args: [String], input: String = "", as user: [String] = []) throws -> (status: Int32, output: String) {
+        let prefix = user.isEmpty ? [] : ["/usr/bin/setpriv"] + user + ["--"]
+        return try run(prefix + [Self.ctl, "--socket", socketPath] + args, input: input, in: dir)
+    }
+}
