@@ -6,6 +6,8 @@ struct Options {
     enum InputChoice: String { case auto, evdev, replay }
 
     var configFiles: [String] = []
+    /// Prefix of /usr/share/touchlock and /etc/touchlock (tests, images).
+    var configRoot = ""
     var display = DisplayChoice.auto
     var input = InputChoice.auto
     var replayPath: String?
@@ -19,7 +21,9 @@ struct Options {
 
     static let usage = """
     usage: touchlockd [options]
-      -C FILE              read settings from FILE (may be given several times; later wins)
+      -C FILE              read settings from FILE after /usr/share/touchlock and
+                           /etc/touchlock (may be given several times; later wins)
+      --config-root DIR    look for those two directories under DIR
       --display MODE       auto (default), drm, headless
       --input MODE         auto (default), evdev, replay
       --replay FILE        an evemu recording to play as the touch input
@@ -46,6 +50,7 @@ struct Options {
             let a = args[i]
             switch a {
             case "-C", "--config": o.configFiles.append(try value(a))
+            case "--config-root": o.configRoot = try value(a)
             case "--display":
                 let v = try value(a)
                 guard let d = DisplayChoice(rawValue: v) else { throw UsageError(description: "--display: unknown mode '\(v)'") }

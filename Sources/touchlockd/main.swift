@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockConfig
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
@@ -39,25 +40,15 @@ func main() {
     if options.verbose { Log.threshold = .debug }
 
     var config = Config()
-    for file in options.configFiles {
-        do { try config.apply(try readFile(file), file: file) } catch let e as Config.Error {
-            fail("\(e)")
-        } catch { fail("\(error)") }
-    }
+    let files = ConfigFiles.paths(root: options.configRoot, extra: options.configFiles)
+    do { try ConfigFiles.load(files, into: &config) } catch { fail("\(error)") }
     if let s = options.socketPath { config.socketPath = s }
     if let s = options.statePath { config.statePath = s }
     if options.checkConfig {
-        print("""
-        grid = \(config.rows)x\(config.columns)
-        min_length = \(config.minimumLength)
-        hit_factor = \(config.hitFactor)
-        error_hold_ms = \(config.errorHold.milliseconds)
-        socket = \(config.socketPath)
-        socket_group = \(config.socketGroup)
-        state_file = \(config.statePath)
-        lockout_schedule = \(config.lockoutSchedule)
-        pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
-        """)
+        print("# touchlockd --check-config: the merged settings, read from:")
+        for f in files { print("#   \(f)") }
+        if files.isEmpty { print("#   (no file: the defaults)") }
+        print(config.text, terminator: "")
         exit(0)
     }
     var stored = StoredState()

@@ -52,7 +52,7 @@ final class DaemonProcess {
 
     /// Starts the daemon and waits for READY=1; throws if it exits first.
     func start(replay: String?, extra: [String] = []) throws {
-        var args = [Self.binary, "-C", configPath, "--display", "headless", "--size", "640x400",
+        var args = [Self.binary, "--config-root", dir, "-C", configPath, "--display", "headless", "--size", "640x400",
                     "--socket", socketPath, "--state", statePath]
         if let replay { args += ["--replay", replay] } else { args += ["--input", "evdev"] }
         args += extra
