@@ -57,7 +57,12 @@ public final class ControlServer {
     /// Gives the socket file to `gid` (mode 0660 stays) and lets its members make
     /// `group` requests.
     public func setGroup(_ gid: UInt32) throws(SystemError) {
-        try SystemCall.check("chown", path) { chown(path, geteuid(), gid) }
+        var st = stat()
+        try SystemCall.check("stat", path) { stat(path, &st) }
+        // Under systemd with Group= the socket is born with the group: no chown needed.
+        if st.st_gid != gid {
+            try SystemCall.check("chown", path) { chown(path, geteuid(), gid) }
+        }
         group = gid
     }
 

@@ -241,6 +241,13 @@ final class Daemon {
             Log.info("locked")
             evdev?.grab(true)
         }
+        switch event {
+        case .unlocked: ServiceNotify.send("STATUS=unlocked")
+        case .locked: ServiceNotify.send("STATUS=locked")
+        case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
+        case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
+        case .duress: break
+        }
         onEvent?(event)
     }
 

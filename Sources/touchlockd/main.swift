@@ -28,9 +28,38 @@ func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Di
     }
 }
 
+/// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
+/// period: a loop that hangs stops sending and systemd restarts the daemon.
+func startWatchdog(_ loop: EventLoop) {
+    guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int64(text), usec > 0 else { return }
+    if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(pid) != getpid() { return }
+    let period = Interval(microseconds: usec / 2)
+    func beat(_ now: Instant) {
+        ServiceNotify.send("WATCHDOG=1")
+        loop.schedule(at: now + period, beat)
+    }
+    Log.info("watchdog: every \(period.milliseconds) ms")
+    beat(EventLoop.now())
+}
+
 func main() {
-    Log.sink = { level, message in
-        StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+    if getenv("JOURNAL_STREAM") != nil {
+        // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
+        Log.sink = { level, message in
+            let priority: Int
+            switch level {
+            case .debug: priority = 7
+            case .info: priority = 6
+            case .warning: priority = 4
+            case .error: priority = 3
+            case .bug: priority = 2
+            }
+            StandardStreams.error("<\(priority)>\(level == .bug ? "bug: " : "")\(message)")
+        }
+    } else {
+        Log.sink = { level, message in
+            StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+        }
     }
 
     let options: Options
@@ -95,6 +124,7 @@ func main() {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
 
+    startWatchdog(loop)
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
     control.close()

@@ -51,7 +51,7 @@ final class DaemonProcess {
     }
 
     /// Starts the daemon and waits for READY=1; throws if it exits first.
-    func start(replay: String?, extra: [String] = []) throws {
+    func start(replay: String?, extra: [String] = [], environment: [String] = []) throws {
         var args = [Self.binary, "--config-root", dir, "-C", configPath, "--display", "headless", "--size", "640x400",
                     "--socket", socketPath, "--state", statePath]
         if let replay { args += ["--replay", replay] } else { args += ["--input", "evdev"] }
@@ -61,7 +61,7 @@ final class DaemonProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var env = ["NOTIFY_SOCKET=\(notifyPath)", "PATH=/usr/bin:/bin"]
+        var env = ["NOTIFY_SOCKET=\(notifyPath)", "PATH=/usr/bin:/bin"] + environment
         let cargs = args.map { strdup($0) } + [nil]
         let cenv = env.map { strdup($0) } + [nil]
         defer { cargs.forEach { free($0) }; cenv.forEach { free($0) }; env.removeAll() }
