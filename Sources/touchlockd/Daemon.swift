@@ -26,6 +26,8 @@ final class Daemon {
     private var armedTimers: Set<Instant> = []
     private var firstFrameShown = false
     private var stopAfterPresent = false
+    /// After an unlock: drop DRM master once the cleared screen is shown.
+    private var releaseWhenCleared = false
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     var onEvent: ((LockEvent) -> Void)?
@@ -194,6 +196,14 @@ final class Daemon {
 
     /// A client asked to lock the device again.
     func lockRequested() -> Result<Status.State, ControlError> {
+        releaseWhenCleared = false
+        if case .unlocked = lock.session.state {
+            do { try display.acquire() } catch {
+                Log.warning("cannot take the display back: \(error)")
+                return .failure(ControlError(.displayBusy, "cannot take the display back: \(error)"))
+            }
+            drawnScene = nil  // everything is drawn again
+        }
         perform(lock.lock(at: EventLoop.now()))
         return .success(Status.State(lock.session.state))
     }
@@ -230,7 +240,7 @@ final class Daemon {
         case .unlocked(let m, _):
             Log.info("unlocked by \(m.rawValue)")
             evdev?.grab(false)
-            if options.once { stopAfterPresent = true }
+            if options.once { stopAfterPresent = true } else { releaseWhenCleared = true }
         case .duress(let m, _):
             Log.info("duress \(m.rawValue) given")
         case .failed(let m, let failures, let retry):
@@ -308,6 +318,12 @@ final class Daemon {
         }
         if stopAfterPresent && unpresented.isEmpty {
             loop.stop()
+            return
+        }
+        if releaseWhenCleared && unpresented.isEmpty, case .unlocked = lock.session.state, lock.scene.nodes.isEmpty {
+            // The screen shows nothing of the secret: hand the display over.
+            releaseWhenCleared = false
+            do { try display.release() } catch { Log.warning("cannot drop DRM master: \(error)") }
             return
         }
         presentIfIdle()
