@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "cairo",
                        providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
+        .systemLibrary(name: "CInih", path: "Modules/CInih", pkgConfig: "inih",
+                       providers: [.apt(["libinih-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
 
@@ -34,13 +36,16 @@ let package = Package(
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm"]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "CCrypt"]),
+        // The config files, in their order, parsed with libinih.
+        .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "CInih"]),
 
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
-            "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets",
+            "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
         ]),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
+            "TouchlockConfig",
         ]),
 
         // Prints figures against their floors and targets; CI runs it in a tiny size.
@@ -53,5 +58,9 @@ let package = Package(
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"], exclude: ["Golden"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
+        // Runs the built touchlockd as a real process (build with --build-tests first).
+        .testTarget(name: "TouchlockdTests", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
+        ]),
     ]
 )

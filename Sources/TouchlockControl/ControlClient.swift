@@ -79,6 +79,17 @@ public final class ControlClient {
         return id
     }
 
+    /// Sends `request` with the next id in place of its own; returns the reply line.
+    public func request(_ request: Request, timeout: Interval? = nil) throws(ControlClientError) -> String {
+        var r = request
+        r.id = nextID
+        nextID += 1
+        let line: [UInt8]
+        do { line = try codec.line(r) } catch { preconditionFailure("a request always encodes: \(error)") }
+        try send(bytes: line)
+        return try awaitReply(r.id, deadline: timeout.map { EventLoop.now() + $0 })
+    }
+
     /// Sends `line` as it is, a newline added: for tests and debugging.
     public func send(line: String) throws(ControlClientError) {
         try send(bytes: Array(line.utf8) + [UInt8(ascii: "\n")])
@@ -102,7 +113,10 @@ public final class ControlClient {
     /// are kept for `readLine`.
     public func request(_ kind: RequestKind, timeout: Interval? = nil) throws(ControlClientError) -> String {
         let id = try send(kind)
-        let deadline = timeout.map { EventLoop.now() + $0 }
+        return try awaitReply(id, deadline: timeout.map { EventLoop.now() + $0 })
+    }
+
+    private func awaitReply(_ id: Int, deadline: Instant?) throws(ControlClientError) -> String {
         while true {
             guard let line = try readRawLine(deadline: deadline) else { throw .disconnected }
             if let header = try? codec.decode(ReplyHeader.self, from: Array(line.utf8)),

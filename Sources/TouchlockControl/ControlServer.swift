@@ -21,20 +21,57 @@ public final class ControlServer {
         /// Bytes queued for one client that the kernel has not taken yet.
         public var maxOutputBytes: Int
 
-        public init(maxLineBytes: Int = 4096, maxClients: Int = 32, maxOutputBytes: Int = 65536) {
+        public init(maxLineBytes: Int = 4096, maxClients: Int = 256, maxOutputBytes: Int = 65536) {
             self.maxLineBytes = maxLineBytes
             self.maxClients = maxClients
             self.maxOutputBytes = maxOutputBytes
         }
     }
 
-    /// Who is on the other end of a connection (SO_PEERCRED at accept).
+    /// Who is on the other end of a connection (SO_PEERCRED and SO_PEERGROUPS at accept).
     public struct Peer: Hashable, Sendable, CustomStringConvertible {
         public var pid: Int32
         public var uid: UInt32
         public var gid: UInt32
-        public init(pid: Int32, uid: UInt32, gid: UInt32) { self.pid = pid; self.uid = uid; self.gid = gid }
+        /// Supplementary groups.
+        public var groups: [UInt32]
+        public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
+            self.pid = pid; self.uid = uid; self.gid = gid; self.groups = groups
+        }
         public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
+
+        public func isMember(of group: UInt32) -> Bool { gid == group || groups.contains(group) }
+    }
+
+    /// The group whose members may make `group` requests (nil: root only). The
+    /// server's own user is always allowed them, so an unprivileged daemon can be
+    /// tested by its own user.
+    public var group: UInt32?
+    /// Carries out `lock`; the state after it, or why not.
+    public var lockHandler: (() -> Result<Status.State, ControlError>)?
+    /// Answers `metrics`.
+    public var metricsHandler: (() -> Metrics)?
+    /// Carries out `enroll` (method, hash or nil to remove); nil on success.
+    public var enrollHandler: ((String, String?) -> ControlError?)?
+
+    /// Gives the socket file to `gid` (mode 0660 stays) and lets its members make
+    /// `group` requests.
+    public func setGroup(_ gid: UInt32) throws(SystemError) {
+        var st = stat()
+        try SystemCall.check("stat", path) { stat(path, &st) }
+        // Under systemd with Group= the socket is born with the group: no chown needed.
+        if st.st_gid != gid {
+            try SystemCall.check("chown", path) { chown(path, geteuid(), gid) }
+        }
+        group = gid
+    }
+
+    func allowed(_ access: RequestKind.Access, _ peer: Peer) -> Bool {
+        switch access {
+        case .anyone: return true
+        case .root: return peer.uid == 0
+        case .group: return peer.uid == 0 || peer.uid == geteuid() || group.map { peer.isMember(of: $0) } ?? false
+        }
     }
 
     private final class Client {
@@ -97,7 +134,7 @@ public final class ControlServer {
             var st = stat()
             try SystemCall.check("stat", path) { stat(path, &st) }
             socketFile = (UInt64(st.st_dev), UInt64(st.st_ino))
-            try SystemCall.check("listen", path) { listen(fd, 64) }
+            try SystemCall.check("listen", path) { listen(fd, Int32(clamping: limits.maxClients)) }
         } catch {
             Glibc.close(fd)
             throw error
@@ -297,6 +334,8 @@ public final class ControlServer {
     private struct RawRequest: Decodable {
         var id: Int?
         var request: String?
+        var method: String?
+        var hash: String?
     }
 
     private func answer(_ received: ArraySlice<UInt8>, from client: Client) {
@@ -321,9 +360,44 @@ public final class ControlServer {
             return reply(codec.reply(id: id, ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))")),
                          to: client)
         }
+        guard allowed(kind.access, client.peer) else {
+            Log.warning("control: refused \(kind.rawValue) to \(client.peer)")
+            let who = kind.access == .root ? "root" : "root or the socket's group"
+            return reply(codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only")), to: client)
+        }
         let answer: [UInt8]
         do {
             switch kind {
+            case .lock:
+                guard let lockHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server does not lock"))
+                    break
+                }
+                switch lockHandler() {
+                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
+                case .failure(let e): answer = codec.reply(id: id, e)
+                }
+            case .metrics:
+                guard let metricsHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no metrics"))
+                    break
+                }
+                answer = try codec.reply(id: id, metricsHandler())
+            case .enroll:
+                guard let method = raw.method else {
+                    answer = codec.reply(id: id, ControlError(.badRequest, "missing \"method\""))
+                    break
+                }
+                guard let enrollHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server does not enroll"))
+                    break
+                }
+                if let e = enrollHandler(method, raw.hash) {
+                    answer = codec.reply(id: id, e)
+                } else {
+                    Log.info("control: \(method) secret \(raw.hash == nil ? "removed" : "enrolled") by \(client.peer)")
+                    answer = try codec.reply(id: id, Empty())
+                }
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:

@@ -27,13 +27,67 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     case status
     /// Answers ok; event lines follow on this connection.
     case subscribe
+    /// Locks the device again (after an unlock); answers {"state": ...}.
+    case lock
+    /// Answers the daemon's latency figures (`Metrics`).
+    case metrics
+    /// Root only: stores a secret's hash {"method": "pattern"|"code"|"duress",
+    /// "hash": "$y$..."}; a null hash removes it.
+    case enroll
+
+    /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
+    public enum Access: Sendable { case anyone, group, root }
+
+    public var access: Access {
+        switch self {
+        case .hello: .anyone
+        case .status, .subscribe, .lock, .metrics: .group
+        case .enroll: .root
+        }
+    }
 }
 
 /// One request line.
 public struct Request: Codable, Hashable, Sendable {
     public var id: Int
     public var request: RequestKind
-    public init(id: Int, request: RequestKind) { self.id = id; self.request = request }
+    /// enroll: which secret ("pattern", "code" or "duress").
+    public var method: String?
+    /// enroll: its hash in the format of crypt(5); never the secret itself.
+    public var hash: String?
+    public init(id: Int, request: RequestKind, method: String? = nil, hash: String? = nil) {
+        self.id = id; self.request = request; self.method = method; self.hash = hash
+    }
+}
+
+/// The reply body of `lock`.
+public struct LockReply: Codable, Hashable, Sendable {
+    public var state: Status.State
+    public init(state: Status.State) { self.state = state }
+}
+
+/// The reply body of `metrics`.
+public struct Metrics: Codable, Hashable, Sendable {
+    /// From the kernel timestamp of an input event to the submission of the frame that
+    /// shows its effect, in microseconds.
+    public struct Latency: Codable, Hashable, Sendable {
+        public var count: Int
+        public var p50: Int64?
+        public var p99: Int64?
+        public var max: Int64?
+        public init(count: Int, p50: Int64?, p99: Int64?, max: Int64?) {
+            self.count = count; self.p50 = p50; self.p99 = p99; self.max = max
+        }
+    }
+    public var eventToSubmit: Latency
+    /// Frames presented since the start.
+    public var frames: Int
+    public init(eventToSubmit: Latency, frames: Int) { self.eventToSubmit = eventToSubmit; self.frames = frames }
+
+    enum CodingKeys: String, CodingKey {
+        case frames
+        case eventToSubmit = "event_to_submit_us"
+    }
 }
 
 /// The machine-readable reason a request failed. Unknown codes from a newer server
@@ -60,6 +114,17 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let tooManyClients = ErrorCode(rawValue: "too_many_clients")
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
+    /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
+    /// metrics need root or the socket's group; enroll needs root.
+    public static let forbidden = ErrorCode(rawValue: "forbidden")
+    /// A field has a value the request does not take.
+    public static let badValue = ErrorCode(rawValue: "bad_value")
+    /// This server does not carry out the request.
+    public static let unsupported = ErrorCode(rawValue: "unsupported")
+    /// Another process holds the display (DRM master); the lock screen cannot show.
+    public static let displayBusy = ErrorCode(rawValue: "display_busy")
+    /// The state file could not be written (disk full, read-only...); nothing changed.
+    public static let storeFailed = ErrorCode(rawValue: "store_failed")
 }
 
 /// The "error" object of a failed reply.
@@ -89,13 +154,17 @@ public struct ReplyHeader: Codable, Hashable, Sendable {
 public struct Status: Codable, Hashable, Sendable {
     public enum State: String, Codable, Hashable, Sendable {
         case locked, verifying, wrong, lockout, unlocked
+        /// A failure could not be stored (disk full, read-only): input is refused until
+        /// it is; `reason` says why.
+        case storeFailed = "store_failed"
 
         public init(_ state: Session.State) {
             switch state {
             case .locked: self = .locked
-            case .verifying: self = .verifying
+            case .verifying, .storing: self = .verifying
             case .wrong: self = .wrong
             case .lockout: self = .lockout
+            case .storeFailed: self = .storeFailed
             case .unlocked: self = .unlocked
             }
         }
@@ -118,6 +187,8 @@ public struct Status: Codable, Hashable, Sendable {
         public var hitRadius: Double
         /// Node centres [x, y] in screen pixels, row-major from node 0.
         public var nodes: [[Double]]
+        /// The fewest nodes a pattern connects.
+        public var minLength: Int?
 
         public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
             self.rows = rows; self.columns = columns
@@ -137,6 +208,7 @@ public struct Status: Codable, Hashable, Sendable {
             case rows, columns, nodes
             case nodeRadius = "node_radius"
             case hitRadius = "hit_radius"
+            case minLength = "min_length"
         }
     }
 
@@ -175,6 +247,14 @@ public struct Status: Codable, Hashable, Sendable {
     public var failures: Int
     /// How the session was unlocked; only while unlocked.
     public var method: UnlockMethod?
+    /// While locked out: when the next attempt is allowed (monotonic clock, microseconds).
+    public var lockoutUntil: Int64?
+    /// While locked out: milliseconds left.
+    public var retryAfterMilliseconds: Int64?
+    /// Why input is refused, in words (state store_failed).
+    public var reason: String?
+    /// The methods that have a secret.
+    public var enrolled: [UnlockMethod]?
     public var screen: Screen
     public var pattern: Pattern
     /// The method on screen (pattern or code).
@@ -188,17 +268,31 @@ public struct Status: Codable, Hashable, Sendable {
         self.screen = screen; self.pattern = pattern
     }
 
-    /// The status of `session` on a screen of `screen` pixels with `grid` laid out on it.
-    public init(session: Session, screen: Size, grid: PatternGrid) {
+    /// The status of `session` at `now` on a screen of `screen` pixels with `grid` laid out on it.
+    public init(session: Session, screen: Size, grid: PatternGrid, now: Instant? = nil,
+                enrolled: [UnlockMethod]? = nil) {
         var method: UnlockMethod?
         if case .unlocked(let m, _) = session.state { method = m }
         self.init(state: State(session.state), failures: session.failures, method: method,
                   screen: Screen(screen), pattern: Pattern(grid))
+        if let until = session.lockedOutUntil {
+            lockoutUntil = until.microseconds
+            if let now { retryAfterMilliseconds = max(0, (until - now).microseconds + 999) / 1000 }
+        }
+        if case .storeFailed(let why, _) = session.state { reason = why }
+        self.enrolled = enrolled
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case state, failures, method, reason, enrolled, screen, pattern, showing, code, toggle
+        case lockoutUntil = "lockout_until"
+        case retryAfterMilliseconds = "retry_after_ms"
     }
 
     /// The status of a whole lock screen.
-    public init(_ lock: LockScreen, screen: Size) {
-        self.init(session: lock.session, screen: screen, grid: lock.pattern.grid)
+    public init(_ lock: LockScreen, screen: Size, now: Instant? = nil, enrolled: [UnlockMethod]? = nil) {
+        self.init(session: lock.session, screen: screen, grid: lock.pattern.grid, now: now, enrolled: enrolled)
+        pattern.minLength = lock.pattern.minimumLength
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
@@ -214,8 +308,12 @@ public struct Status: Codable, Hashable, Sendable {
 public enum Event: Codable, Hashable, Sendable {
     /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
     case unlocked(method: UnlockMethod, at: Instant)
+    /// The duress code was given; `unlocked` follows at once.
+    case duress(method: UnlockMethod, at: Instant)
     /// An attempt failed; input is accepted again after `retryAfter`.
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
+    /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
+    case lockout(until: Instant)
     /// The session is locked again.
     case locked
     /// Digits entered on the code pad so far, of `total`; never the digits themselves.
@@ -225,8 +323,10 @@ public enum Event: Codable, Hashable, Sendable {
     public init(_ event: LockEvent) {
         switch event {
         case .unlocked(let method, let at): self = .unlocked(method: method, at: at)
+        case .duress(let method, let at): self = .duress(method: method, at: at)
         case .failed(let method, let failures, let retryAfter):
             self = .failed(method: method, failures: failures, retryAfter: retryAfter)
+        case .lockout(let until): self = .lockout(until: until)
         case .locked: self = .locked
         case .progress(let entered, let total): self = .progress(entered: entered, total: total)
         }
@@ -235,14 +335,16 @@ public enum Event: Codable, Hashable, Sendable {
     public var name: String {
         switch self {
         case .unlocked: "unlocked"
+        case .duress: "duress"
         case .failed: "failed"
-        case .locked: "locked"
+        case .lockout: "lockout"
         case .progress: "progress"
+        case .locked: "locked"
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, method, at, failures, entered, total
+        case event, method, at, failures, until, entered, total
         case retryAfterMilliseconds = "retry_after_ms"
     }
 
@@ -256,6 +358,11 @@ public enum Event: Codable, Hashable, Sendable {
             self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
                            failures: try c.decode(Int.self, forKey: .failures),
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
+        case "duress":
+            self = .duress(method: try c.decode(UnlockMethod.self, forKey: .method),
+                           at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
+        case "lockout":
+            self = .lockout(until: Instant(microseconds: try c.decode(Int64.self, forKey: .until)))
         case "locked":
             self = .locked
         case "progress":
@@ -269,9 +376,11 @@ public enum Event: Codable, Hashable, Sendable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(name, forKey: .event)
         switch self {
-        case .unlocked(let method, let at):
+        case .unlocked(let method, let at), .duress(let method, let at):
             try c.encode(method, forKey: .method)
             try c.encode(at.microseconds, forKey: .at)
+        case .lockout(let until):
+            try c.encode(until.microseconds, forKey: .until)
         case .failed(let method, let failures, let retryAfter):
             try c.encode(method, forKey: .method)
             try c.encode(failures, forKey: .failures)

@@ -98,6 +98,12 @@ enum UnixSocket {
             getsockopt(fd, SOL_SOCKET, SO_PEERCRED, raw.baseAddress, &length)
         }
         try SystemCall.check("getsockopt(SO_PEERCRED)") { r }
-        return ControlServer.Peer(pid: words[0], uid: UInt32(bitPattern: words[1]), gid: UInt32(bitPattern: words[2]))
+        // Supplementary groups (SO_PEERGROUPS, Linux 4.13); none if unavailable.
+        var groups = [UInt32](repeating: 0, count: 64)
+        var glen = socklen_t(groups.count * 4)
+        let g = groups.withUnsafeMutableBytes { raw in getsockopt(fd, SOL_SOCKET, 59 /* SO_PEERGROUPS */, raw.baseAddress, &glen) }
+        let supplementary = g == 0 ? Array(groups.prefix(Int(glen) / 4)) : []
+        return ControlServer.Peer(pid: words[0], uid: UInt32(bitPattern: words[1]), gid: UInt32(bitPattern: words[2]),
+                                  groups: supplementary)
     }
 }

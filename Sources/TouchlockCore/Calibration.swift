@@ -142,6 +142,26 @@ public struct InputQuirk: Hashable, Sendable {
         public var description: String
     }
 
+    /// The quirk written as `parse` reads it.
+    public var text: String {
+        var words: [String]
+        switch match {
+        case .name(let n): words = ["\"\(n)\""]
+        case .vendorProduct(let v, let p):
+            words = [String(v, radix: 16).leftPadded(4) + ":" + String(p, radix: 16).leftPadded(4)]
+        }
+        func axis(_ code: UInt16) -> String {
+            EventCode.absoluteAxisNames.first { $0.value == code }?.key ?? String(code)
+        }
+        if let x = xAxis { words.append("x=\(axis(x))") }
+        if let y = yAxis { words.append("y=\(axis(y))") }
+        if swapXY { words.append("swap_xy") }
+        if invertX { words.append("invert_x") }
+        if invertY { words.append("invert_y") }
+        if let m = calibration { words.append("calibration=" + [m.a, m.b, m.c, m.d, m.e, m.f].map { "\($0)" }.joined(separator: ",")) }
+        return words.joined(separator: " ")
+    }
+
     public static func parse(_ text: String) throws(ParseError) -> InputQuirk {
         func fail(_ m: String) -> ParseError { ParseError(description: m) }
         var rest = Substring(text).drop(while: { $0 == " " || $0 == "\t" })

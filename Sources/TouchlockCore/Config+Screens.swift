@@ -38,8 +38,8 @@ public struct Messages: Hashable, Sendable {
     public var tooShort = "Connect at least {min} dots ({n} drawn)"
     /// {n}: digits in the code.
     public var codeIncomplete = "Enter all {n} digits"
-    /// {s}: whole seconds left.
-    public var lockout = "Too many attempts, try again in {s} s"
+    /// {time}: the wait left, as 0:59, 1:29:59 or 3 d 2 h; {s}: whole seconds left.
+    public var lockout = "Too many attempts. Try again in {time}"
     public var unlocked = "Unlocked"
     public var useCode = "Use code"
     public var usePattern = "Use pattern"
@@ -47,9 +47,19 @@ public struct Messages: Hashable, Sendable {
 
     /// `template` with each `{name}` replaced.
     public static func fill(_ template: String, _ values: [String: Int]) -> String {
+        fill(template, values.mapValues { String($0) })
+    }
+
+    public static func fill(_ template: String, _ values: [String: String]) -> String {
         var s = template
-        for (k, v) in values { s = s.replacingAll("{\(k)}", with: String(v)) }
+        for (k, v) in values { s = s.replacingAll("{\(k)}", with: v) }
         return s
+    }
+
+    /// The lockout message for a wait of `left`.
+    public func lockout(left: Interval) -> String {
+        let seconds = max(0, (left.microseconds + 999_999) / 1_000_000)
+        return Self.fill(lockout, ["time": left.countdown, "s": String(seconds)])
     }
 }
 
@@ -67,85 +77,77 @@ extension String {
 }
 
 extension Config {
-    /// Applies one of the lock screens' keys; false when `key` is not one of them.
-    mutating func applyScreenSetting(key: String, value: String, file: String, line: Int) throws(Error) -> Bool {
-        func bad(_ why: String) -> Error { Error(file: file, line: line, message: "\(key): \(why)") }
-        func int(_ range: ClosedRange<Int>) throws(Error) -> Int {
-            guard let v = Int(value), range.contains(v) else {
-                throw bad("expected a whole number from \(range.lowerBound) to \(range.upperBound), found '\(value)'")
-            }
-            return v
+    /// The lock screens' keys: [screen], [code], the screens' part of [theme], [messages].
+    static let screenKeys: [Key] = [
+        Key(section: "screen", name: "unlock_method", flatName: "unlock_method",
+            set: { c, v throws(BadValue) in guard let m = ScreenSettings.Methods(rawValue: v) else { throw BadValue(message: "expected pattern, code or both, found '\(v)'") }; c.screens.methods = m }, show: { $0.screens.methods.rawValue }),
+        Key(section: "screen", name: "stealth", flatName: "stealth",
+            set: { c, v throws(BadValue) in c.screens.stealth = try bool(v) }, show: { "\($0.screens.stealth)" }),
+        Key(section: "screen", name: "dpi", flatName: "dpi",
+            set: { c, v throws(BadValue) in c.screens.dpi = try number(v, 30...1000) }, show: { $0.screens.dpi.map { "\($0)" } ?? "" }),
+        Key(section: "code", name: "hash", flatName: "code_hash",
+            set: { c, v throws(BadValue) in guard v.hasPrefix("$"), v.count >= 20, !v.contains(" ") else { throw BadValue(message: "expected a hash made by 'touchlockctl hash-code' (it starts with '$')") }; c.screens.codeHash = v }, show: { $0.screens.codeHash == nil ? "" : "(set)" }),
+        Key(section: "code", name: "length", flatName: "code_length",
+            set: { c, v throws(BadValue) in let n = try int(v, -99...12); c.screens.codeLength = n < 1 ? 4 : n }, show: { "\($0.screens.codeLength)" }),
+        Key(section: "code", name: "secure", flatName: "code_secure",
+            set: { c, v throws(BadValue) in c.screens.codeSecure = try bool(v) }, show: { "\($0.screens.codeSecure)" }),
+        Key(section: "code", name: "reveal_ms", flatName: "code_reveal_ms",
+            set: { c, v throws(BadValue) in c.screens.codeReveal = .milliseconds(Int64(try int(v, 0...10_000))) }, show: { "\($0.screens.codeReveal.milliseconds)" }),
+        Key(section: "code", name: "keypad_shuffle", flatName: "keypad_shuffle",
+            set: { c, v throws(BadValue) in c.screens.keypadShuffle = try bool(v) }, show: { "\($0.screens.keypadShuffle)" }),
+        Key(section: "theme", name: "accent_color", flatName: "accent_color",
+            set: { c, v throws(BadValue) in c.theme.accent = try color(v) }, show: { $0.theme.accent.description }),
+        Key(section: "theme", name: "underline_color", flatName: "underline_color",
+            set: { c, v throws(BadValue) in c.theme.underline = try color(v) }, show: { $0.theme.underline.description }),
+        Key(section: "theme", name: "underline_filled_color", flatName: "underline_filled_color",
+            set: { c, v throws(BadValue) in c.theme.underlineFilled = try color(v) }, show: { $0.theme.underlineFilled.description }),
+        Key(section: "theme", name: "cursor_color", flatName: "cursor_color",
+            set: { c, v throws(BadValue) in c.theme.cursor = try color(v) }, show: { $0.theme.cursor.description }),
+        Key(section: "theme", name: "key_color", flatName: "key_color",
+            set: { c, v throws(BadValue) in c.theme.key = try color(v) }, show: { $0.theme.key.description }),
+        Key(section: "theme", name: "key_pressed_color", flatName: "key_pressed_color",
+            set: { c, v throws(BadValue) in c.theme.keyPressed = try color(v) }, show: { $0.theme.keyPressed.description }),
+        Key(section: "theme", name: "key_text_color", flatName: "key_text_color",
+            set: { c, v throws(BadValue) in c.theme.keyText = try color(v) }, show: { $0.theme.keyText.description }),
+        Key(section: "theme", name: "code_font_size", flatName: "code_font_size",
+            set: { c, v throws(BadValue) in c.theme.codeFontSize = try number(v, 4...200) }, show: { "\($0.theme.codeFontSize)" }),
+        Key(section: "theme", name: "key_font_size", flatName: "key_font_size",
+            set: { c, v throws(BadValue) in c.theme.keyFontSize = try number(v, 4...200) }, show: { "\($0.theme.keyFontSize)" }),
+        Key(section: "theme", name: "background_image", flatName: "background_image",
+            set: { c, v throws(BadValue) in guard v.hasPrefix("/"), v.hasSuffix(".png") else { throw BadValue(message: "expected the absolute path of a PNG file, found '\(v)'") }; c.theme.backgroundImage = v }, show: { $0.theme.backgroundImage ?? "" }),
+        Key(section: "messages", name: "pattern_prompt", flatName: "message_pattern_prompt",
+            set: { c, v throws(BadValue) in c.screens.messages.patternPrompt = try text(v) }, show: { $0.screens.messages.patternPrompt }),
+        Key(section: "messages", name: "code_prompt", flatName: "message_code_prompt",
+            set: { c, v throws(BadValue) in c.screens.messages.codePrompt = try text(v) }, show: { $0.screens.messages.codePrompt }),
+        Key(section: "messages", name: "wrong_pattern", flatName: "message_wrong_pattern",
+            set: { c, v throws(BadValue) in c.screens.messages.wrongPattern = try text(v) }, show: { $0.screens.messages.wrongPattern }),
+        Key(section: "messages", name: "wrong_code", flatName: "message_wrong_code",
+            set: { c, v throws(BadValue) in c.screens.messages.wrongCode = try text(v) }, show: { $0.screens.messages.wrongCode }),
+        Key(section: "messages", name: "too_short", flatName: "message_too_short",
+            set: { c, v throws(BadValue) in c.screens.messages.tooShort = try text(v) }, show: { $0.screens.messages.tooShort }),
+        Key(section: "messages", name: "code_incomplete", flatName: "message_code_incomplete",
+            set: { c, v throws(BadValue) in c.screens.messages.codeIncomplete = try text(v) }, show: { $0.screens.messages.codeIncomplete }),
+        Key(section: "messages", name: "lockout", flatName: "message_lockout",
+            set: { c, v throws(BadValue) in c.screens.messages.lockout = try text(v) }, show: { $0.screens.messages.lockout }),
+        Key(section: "messages", name: "unlocked", flatName: "message_unlocked",
+            set: { c, v throws(BadValue) in c.screens.messages.unlocked = try text(v) }, show: { $0.screens.messages.unlocked }),
+        Key(section: "messages", name: "use_code", flatName: "label_use_code",
+            set: { c, v throws(BadValue) in c.screens.messages.useCode = try text(v) }, show: { $0.screens.messages.useCode }),
+        Key(section: "messages", name: "use_pattern", flatName: "label_use_pattern",
+            set: { c, v throws(BadValue) in c.screens.messages.usePattern = try text(v) }, show: { $0.screens.messages.usePattern }),
+    ]
+
+    static func bool(_ v: String) throws(BadValue) -> Bool {
+        switch v.lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw BadValue(message: "expected true or false, found '\(v)'")
         }
-        func number(_ range: ClosedRange<Double>) throws(Error) -> Double {
-            guard let v = Double(value), range.contains(v) else {
-                throw bad("expected a number from \(range.lowerBound) to \(range.upperBound), found '\(value)'")
-            }
-            return v
-        }
-        func bool() throws(Error) -> Bool {
-            switch value.lowercased() {
-            case "true", "yes", "on", "1": return true
-            case "false", "no", "off", "0": return false
-            default: throw bad("expected true or false, found '\(value)'")
-            }
-        }
-        func color() throws(Error) -> Color {
-            guard let c = Color(hex: value) else { throw bad("expected a colour like #00aaff or #00aaff80, found '\(value)'") }
-            return c
-        }
-        func text() throws(Error) -> String {
-            guard !value.isEmpty else { throw bad("expected some text") }
-            return value
-        }
-        switch key {
-        case "unlock_method":
-            guard let m = ScreenSettings.Methods(rawValue: value) else {
-                throw bad("expected pattern, code or both, found '\(value)'")
-            }
-            screens.methods = m
-        case "stealth": screens.stealth = try bool()
-        case "code_hash":
-            guard value.hasPrefix("$"), value.count >= 20, !value.contains(" ") else {
-                throw bad("expected a hash made by 'touchlockctl hash-code' (it starts with '$')")
-            }
-            screens.codeHash = value
-        case "code_length":
-            let n = try int(-99...12)
-            screens.codeLength = n < 1 ? 4 : n
-        case "code_secure": screens.codeSecure = try bool()
-        case "code_reveal_ms": screens.codeReveal = .milliseconds(Int64(try int(0...10_000)))
-        case "keypad_shuffle": screens.keypadShuffle = try bool()
-        case "dpi": screens.dpi = try number(30...1000)
-        // Theme keys of the screens.
-        case "accent_color": theme.accent = try color()
-        case "underline_color": theme.underline = try color()
-        case "underline_filled_color": theme.underlineFilled = try color()
-        case "cursor_color": theme.cursor = try color()
-        case "key_color": theme.key = try color()
-        case "key_pressed_color": theme.keyPressed = try color()
-        case "key_text_color": theme.keyText = try color()
-        case "code_font_size": theme.codeFontSize = try number(4...200)
-        case "key_font_size": theme.keyFontSize = try number(4...200)
-        case "background_image":
-            guard value.hasPrefix("/"), value.hasSuffix(".png") else {
-                throw bad("expected the absolute path of a PNG file, found '\(value)'")
-            }
-            theme.backgroundImage = value
-        // Messages.
-        case "message_pattern_prompt": screens.messages.patternPrompt = try text()
-        case "message_code_prompt": screens.messages.codePrompt = try text()
-        case "message_wrong_pattern": screens.messages.wrongPattern = try text()
-        case "message_wrong_code": screens.messages.wrongCode = try text()
-        case "message_too_short": screens.messages.tooShort = try text()
-        case "message_code_incomplete": screens.messages.codeIncomplete = try text()
-        case "message_lockout": screens.messages.lockout = try text()
-        case "message_unlocked": screens.messages.unlocked = try text()
-        case "label_use_code": screens.messages.useCode = try text()
-        case "label_use_pattern": screens.messages.usePattern = try text()
-        default:
-            return false
-        }
-        return true
+    }
+
+    static func text(_ v: String) throws(BadValue) -> String {
+        guard !v.isEmpty else { throw BadValue(message: "expected some text") }
+        return v
     }
 }
 
@@ -171,8 +173,9 @@ public struct Density: Hashable, Sendable {
 extension LockScreen {
     /// The lock screen the settings describe, laid out on a screen of `size` pixels.
     /// `shuffleSeed` (from the kernel's randomness) is used when the keypad is shuffled.
+    /// `session` is a session restored from storage; by default a new one.
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
-                            at now: Instant = Instant(microseconds: 0)) -> LockScreen {
+                            at now: Instant = Instant(microseconds: 0), session: Session? = nil) -> LockScreen {
         let st = config.screens
         let scale = density.scale
         let theme = config.theme.scaled(by: scale)
@@ -193,7 +196,7 @@ extension LockScreen {
                            shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
         }
         return LockScreen(pattern: PatternLock(grid: grid, minimumLength: config.minimumLength),
-                          session: Session(errorHold: config.errorHold),
+                          session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
                           builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
                           code: code, methods: st.methods, toggle: toggle)
     }

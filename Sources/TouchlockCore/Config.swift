@@ -1,5 +1,8 @@
-/// The daemon's settings. Files hold `key = value` lines; `#` starts a comment.
-/// A later file overrides an earlier one key by key. Any unknown key or bad value is
+/// The daemon's settings, read from INI files (see TouchlockConfig for the files and
+/// their order). Every key is declared once, in `Config.keys`: its section, its name,
+/// the flat name it had before sections (still accepted outside any section), how a
+/// value is read and how it is shown by `touchlockd --check-config`. A later file
+/// overrides an earlier one key by key. An unknown section or key, or a bad value, is
 /// an error naming the file and line, and the daemon refuses to start.
 public struct Config: Sendable {
     public var patternHash: String?
@@ -9,10 +12,15 @@ public struct Config: Sendable {
     public var hitFactor = 0.6
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = "/run/touchlock/touchlock.sock"
+    /// Members of this group may use the control socket (status, subscribe, lock).
+    public var socketGroup = "touchlock"
+    /// The root-only file holding the lockout record and the secrets' hashes.
+    public var statePath = "/var/lib/touchlock/state"
+    public var lockoutSchedule = LockoutSchedule.gatekeeper
     public var theme = Theme()
-    /// Per-device input corrections (`input_quirk`, may be given several times).
+    /// Per-device input corrections (`[input] quirk`, may be given several times).
     public var inputQuirks: [InputQuirk] = []
-    /// How the panel sits relative to the picture (`touch_rotation`, `touch_flip`).
+    /// How the panel sits relative to the picture (`[input] rotation`, `flip`).
     public var touchOrientation = TouchOrientation()
     /// The settings of the lock screens (Config+Screens.swift).
     public var screens = ScreenSettings()
@@ -23,99 +31,207 @@ public struct Config: Sendable {
         public var file: String
         public var line: Int
         public var message: String
+        public init(file: String, line: Int, message: String) { self.file = file; self.line = line; self.message = message }
         public var description: String { "\(file):\(line): \(message)" }
     }
 
-    /// Applies the settings in `text`, read from `file`.
-    public mutating func apply(_ text: String, file: String) throws(Error) {
-        var n = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            n += 1
-            let trimmed = Self.stripComment(Substring(raw)).trimmingSpaces
-            if trimmed.isEmpty { continue }
-            guard let eq = trimmed.firstIndex(of: "=") else {
-                throw Error(file: file, line: n, message: "expected 'key = value', found '\(trimmed)'")
-            }
-            let key = trimmed[..<eq].trimmingSpaces
-            let value = trimmed[trimmed.index(after: eq)...].trimmingSpaces
-            func bad(_ why: String) -> Error { Error(file: file, line: n, message: "\(key): \(why)") }
-            func int(_ range: ClosedRange<Int>) throws(Error) -> Int {
-                guard let v = Int(value), range.contains(v) else {
-                    throw bad("expected a whole number from \(range.lowerBound) to \(range.upperBound), found '\(value)'")
+    /// Why a value was refused (the caller adds file and line).
+    public struct BadValue: Swift.Error, Equatable { public var message: String }
+
+    /// One setting.
+    public struct Key: Sendable {
+        public var section: String
+        public var name: String
+        /// The name accepted outside any section (the settings before sections).
+        public var flatName: String?
+        public var set: @Sendable (inout Config, String) throws(BadValue) -> Void
+        public var show: @Sendable (Config) -> String
+    }
+
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "input", "theme", "messages"]
+
+    /// Every setting, in the order --check-config prints them. Add new keys to one of
+    /// these tables (the screens' keys are in Config+Screens.swift).
+    public static let keys: [Key] = coreKeys + inputKeys + screenKeys
+
+    static let coreKeys: [Key] = [
+        Key(section: "pattern", name: "grid", flatName: "grid",
+            set: { c, v throws(BadValue) in
+                let parts = v.split(separator: "x")
+                guard parts.count == 2, let r = Int(parts[0]), let k = Int(parts[1]),
+                      (2...9).contains(r), (2...9).contains(k) else {
+                    throw BadValue(message: "expected ROWSxCOLUMNS from 2x2 to 9x9, found '\(v)'")
                 }
-                return v
-            }
-            func number(_ range: ClosedRange<Double>) throws(Error) -> Double {
-                guard let v = Double(value), range.contains(v) else {
-                    throw bad("expected a number from \(range.lowerBound) to \(range.upperBound), found '\(value)'")
-                }
-                return v
-            }
-            func color() throws(Error) -> Color {
-                guard let c = Color(hex: value) else { throw bad("expected a colour like #00aaff or #00aaff80, found '\(value)'") }
-                return c
-            }
-            switch key {
-            case "pattern_hash":
+                c.rows = r; c.columns = k
+            }, show: { "\($0.rows)x\($0.columns)" }),
+        Key(section: "pattern", name: "min_length", flatName: "min_length",
+            set: { c, v throws(BadValue) in c.minimumLength = try int(v, 1...81) }, show: { "\($0.minimumLength)" }),
+        Key(section: "pattern", name: "hit_factor", flatName: "hit_factor",
+            set: { c, v throws(BadValue) in c.hitFactor = try number(v, 0.1...1.0) }, show: { "\($0.hitFactor)" }),
+        Key(section: "pattern", name: "hash", flatName: "pattern_hash",
+            set: { c, v throws(BadValue) in
                 // A hash in the format of crypt(5): "$id$...". Never a pattern in clear.
-                guard value.hasPrefix("$"), value.count >= 20, !value.contains(" ") else {
-                    throw bad("expected a hash made by 'touchlockctl hash-pattern' (it starts with '$')")
+                guard v.hasPrefix("$"), v.count >= 20, !v.contains(" ") else {
+                    throw BadValue(message: "expected a hash made by 'touchlockctl hash-pattern' (it starts with '$')")
                 }
-                patternHash = value
-            case "grid":
-                let parts = value.split(separator: "x")
-                guard parts.count == 2, let r = Int(parts[0]), let c = Int(parts[1]),
-                      (2...9).contains(r), (2...9).contains(c) else {
-                    throw bad("expected ROWSxCOLUMNS from 2x2 to 9x9, found '\(value)'")
+                c.patternHash = v
+            }, show: { $0.patternHash == nil ? "" : "(set)" }),
+        Key(section: "lockout", name: "schedule", flatName: "lockout_schedule",
+            set: { c, v throws(BadValue) in
+                guard let s = LockoutSchedule(parsing: v) else {
+                    throw BadValue(message: "expected 'gatekeeper', 'none' or seconds per failure like 0,0,0,0,60,300; found '\(v)'")
                 }
-                rows = r; columns = c
-            case "min_length": minimumLength = try int(1...81)
-            case "hit_factor": hitFactor = try number(0.1...1.0)
-            case "error_hold_ms": errorHold = .milliseconds(Int64(try int(0...60_000)))
-            case "socket":
-                guard value.hasPrefix("/") else { throw bad("expected an absolute path, found '\(value)'") }
-                socketPath = value
-            case "background": theme.background = try color()
-            case "text_color": theme.text = try color()
-            case "node_color": theme.node = try color()
-            case "node_selected_color": theme.nodeSelected = try color()
-            case "error_color": theme.error = try color()
-            case "path_color": theme.path = try color()
-            case "line_width": theme.lineWidth = try number(1...100)
-            case "font_family":
-                guard !value.isEmpty else { throw bad("expected a font family name") }
-                theme.fontFamily = value
-            case "font_size": theme.fontSize = try number(4...200)
-            case "input_quirk":
-                do { inputQuirks.append(try InputQuirk.parse(value)) } catch { throw bad(error.description) }
-            case "touch_rotation", "touch_flip":
-                do {
-                    let o = try TouchOrientation.parse(rotation: key == "touch_rotation" ? value : nil,
-                                                       flip: key == "touch_flip" ? value : nil)
-                    if key == "touch_rotation" { touchOrientation.rotation = o.rotation } else {
-                        touchOrientation.flipX = o.flipX; touchOrientation.flipY = o.flipY
-                    }
-                } catch { throw bad(error.description) }
-            default:
-                if try applyScreenSetting(key: key, value: value, file: file, line: n) { continue }
-                throw Error(file: file, line: n, message: "unknown key '\(key)'")
+                c.lockoutSchedule = s
+            }, show: { "\($0.lockoutSchedule)" }),
+        Key(section: "lockout", name: "error_hold_ms", flatName: "error_hold_ms",
+            set: { c, v throws(BadValue) in c.errorHold = .milliseconds(Int64(try int(v, 0...60_000))) },
+            show: { "\($0.errorHold.milliseconds)" }),
+        Key(section: "lockout", name: "state_file", flatName: "state_file",
+            set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
+        Key(section: "socket", name: "path", flatName: "socket",
+            set: { c, v throws(BadValue) in c.socketPath = try path(v) }, show: { $0.socketPath }),
+        Key(section: "socket", name: "group", flatName: "socket_group",
+            set: { c, v throws(BadValue) in
+                guard !v.isEmpty, v.utf8.count <= 32, v.allSatisfy({ $0.isLetter || $0.isNumber || "_-.".contains($0) }) else {
+                    throw BadValue(message: "expected a group name, found '\(v)'")
+                }
+                c.socketGroup = v
+            }, show: { $0.socketGroup }),
+        Key(section: "theme", name: "background", flatName: "background",
+            set: { c, v throws(BadValue) in c.theme.background = try color(v) }, show: { $0.theme.background.description }),
+        Key(section: "theme", name: "text_color", flatName: "text_color",
+            set: { c, v throws(BadValue) in c.theme.text = try color(v) }, show: { $0.theme.text.description }),
+        Key(section: "theme", name: "node_color", flatName: "node_color",
+            set: { c, v throws(BadValue) in c.theme.node = try color(v) }, show: { $0.theme.node.description }),
+        Key(section: "theme", name: "node_selected_color", flatName: "node_selected_color",
+            set: { c, v throws(BadValue) in c.theme.nodeSelected = try color(v) }, show: { $0.theme.nodeSelected.description }),
+        Key(section: "theme", name: "error_color", flatName: "error_color",
+            set: { c, v throws(BadValue) in c.theme.error = try color(v) }, show: { $0.theme.error.description }),
+        Key(section: "theme", name: "path_color", flatName: "path_color",
+            set: { c, v throws(BadValue) in c.theme.path = try color(v) }, show: { $0.theme.path.description }),
+        Key(section: "theme", name: "line_width", flatName: "line_width",
+            set: { c, v throws(BadValue) in c.theme.lineWidth = try number(v, 1...100) }, show: { "\($0.theme.lineWidth)" }),
+        Key(section: "theme", name: "font_family", flatName: "font_family",
+            set: { c, v throws(BadValue) in
+                guard !v.isEmpty else { throw BadValue(message: "expected a font family name") }
+                c.theme.fontFamily = v
+            }, show: { $0.theme.fontFamily }),
+        Key(section: "theme", name: "font_size", flatName: "font_size",
+            set: { c, v throws(BadValue) in c.theme.fontSize = try number(v, 4...200) }, show: { "\($0.theme.fontSize)" }),
+    ]
+
+    static let inputKeys: [Key] = [
+        Key(section: "input", name: "quirk", flatName: "input_quirk",
+            set: { c, v throws(BadValue) in
+                do throws(InputQuirk.ParseError) { c.inputQuirks.append(try InputQuirk.parse(v)) }
+                catch { throw BadValue(message: error.description) }
+            }, show: { $0.inputQuirks.map(\.text).joined(separator: "\nquirk = ") }),
+        Key(section: "input", name: "rotation", flatName: "touch_rotation",
+            set: { c, v throws(BadValue) in
+                do throws(TouchOrientation.ParseError) {
+                    c.touchOrientation.rotation = try TouchOrientation.parse(rotation: v, flip: nil).rotation
+                } catch { throw BadValue(message: error.description) }
+            }, show: { "\($0.touchOrientation.rotation)" }),
+        Key(section: "input", name: "flip", flatName: "touch_flip",
+            set: { c, v throws(BadValue) in
+                do throws(TouchOrientation.ParseError) {
+                    let o = try TouchOrientation.parse(rotation: nil, flip: v)
+                    c.touchOrientation.flipX = o.flipX
+                    c.touchOrientation.flipY = o.flipY
+                } catch { throw BadValue(message: error.description) }
+            }, show: {
+                switch ($0.touchOrientation.flipX, $0.touchOrientation.flipY) {
+                case (false, false): "none"
+                case (true, false): "x"
+                case (false, true): "y"
+                case (true, true): "xy"
+                }
+            }),
+    ]
+
+    /// Sets `key` in `section` ("" outside any section) to `value` (comments stripped
+    /// here). The message of a refusal names the key; the caller adds file and line.
+    public mutating func set(section: String, key: String, value raw: String) throws(BadValue) {
+        let value = Self.stripInlineComment(Substring(raw.trimmingSpaces)).trimmingSpaces
+        let found: Key?
+        if section.isEmpty {
+            found = Self.keys.first { $0.flatName == key }
+        } else {
+            guard Self.sections.contains(section) else {
+                throw BadValue(message: "unknown section [\(section)] (known: \(Self.sections.joined(separator: ", ")))")
             }
+            found = Self.keys.first { $0.section == section && $0.name == key }
         }
+        guard let k = found else {
+            throw BadValue(message: section.isEmpty ? "unknown key '\(key)'" : "unknown key '\(key)' in [\(section)]")
+        }
+        do { try k.set(&self, value) } catch {
+            throw BadValue(message: "\(section.isEmpty ? "" : "[\(section)] ")\(key): \(error.message)")
+        }
+    }
+
+    /// Applies `key = value` lines outside any section (a config file's flat form), for
+    /// previews and tests; config files themselves are read by TouchlockConfig.
+    public mutating func apply(settings text: String) throws(BadValue) {
+        for line in text.split(separator: "\n") {
+            let t = line.trimmingSpaces
+            if t.isEmpty || t.hasPrefix("#") || t.hasPrefix(";") { continue }
+            guard let eq = t.firstIndex(of: "=") else { throw BadValue(message: "expected 'key = value', found '\(t)'") }
+            try set(section: "", key: t[..<eq].trimmingSpaces, value: String(t[t.index(after: eq)...]))
+        }
+    }
+
+    /// The settings as an INI text that reads back to the same settings.
+    public var text: String {
+        var out = ""
+        for section in Self.sections {
+            out += "[\(section)]\n"
+            for k in Self.keys where k.section == section {
+                let v = k.show(self)
+                out += v.isEmpty ? "# \(k.name) =\n" : "\(k.name) = \(v)\n"
+            }
+            out += "\n"
+        }
+        return out
+    }
+
+    static func int(_ v: String, _ range: ClosedRange<Int>) throws(BadValue) -> Int {
+        guard let n = Int(v), range.contains(n) else {
+            throw BadValue(message: "expected a whole number from \(range.lowerBound) to \(range.upperBound), found '\(v)'")
+        }
+        return n
+    }
+
+    static func number(_ v: String, _ range: ClosedRange<Double>) throws(BadValue) -> Double {
+        guard let n = Double(v), range.contains(n) else {
+            throw BadValue(message: "expected a number from \(range.lowerBound) to \(range.upperBound), found '\(v)'")
+        }
+        return n
+    }
+
+    static func color(_ v: String) throws(BadValue) -> Color {
+        guard let c = Color(hex: v) else { throw BadValue(message: "expected a colour like #00aaff or #00aaff80, found '\(v)'") }
+        return c
+    }
+
+    static func path(_ v: String) throws(BadValue) -> String {
+        guard v.hasPrefix("/") else { throw BadValue(message: "expected an absolute path, found '\(v)'") }
+        return v
     }
 }
 
 extension Config {
-    /// A comment is a line starting with '#' or ';', or a '#' or ';' after a blank and
-    /// before a blank or the end of the line; so `#00aaff` is a colour, not a comment.
-    static func stripComment(_ line: Substring) -> Substring {
-        let chars = Array(line)
-        for i in chars.indices where chars[i] == "#" || chars[i] == ";" {
-            let before = i == 0 || chars[i - 1] == " " || chars[i - 1] == "\t"
+    /// In a value, a '#' or ';' after a blank and before a blank or the end of the value
+    /// starts a comment (libinih has already taken whole-line comments and ' ;'); so
+    /// `#00aaff` is a colour, not a comment.
+    static func stripInlineComment(_ value: Substring) -> Substring {
+        let chars = Array(value)
+        for i in chars.indices where i > 0 && (chars[i] == "#" || chars[i] == ";") {
+            let before = chars[i - 1] == " " || chars[i - 1] == "\t"
             let after = i + 1 == chars.count || chars[i + 1] == " " || chars[i + 1] == "\t"
-            let leading = chars[..<i].allSatisfy { $0 == " " || $0 == "\t" }
-            if leading || (before && after) { return line.prefix(i) }
+            if before && after { return value.prefix(i) }
         }
-        return line
+        return value
     }
 }
 

@@ -1,7 +1,11 @@
 /// What the session tells the world (socket subscribers).
 public enum LockEvent: Hashable, Sendable {
     case unlocked(UnlockMethod, at: Instant)
+    /// The secret given was the duress code; sent just before `unlocked`.
+    case duress(UnlockMethod, at: Instant)
     case failed(UnlockMethod, failures: Int, retryAfter: Interval)
+    /// No attempt is accepted before `until` (monotonic clock).
+    case lockout(until: Instant)
     case locked(at: Instant)
     /// Digits entered on the code pad, of how many: never the digits (seed 003's
     /// uncompleted callback).
@@ -18,6 +22,9 @@ public struct LockScreen: Sendable {
         case verify(Pattern)
         /// Check a code against the stored secret and call `verified`.
         case verifyCode(Code)
+        /// Store the record durably, then call `stored`; nothing of the result is shown
+        /// or told before.
+        case store(LockoutRecord)
         case emit(LockEvent)
         case armTimer(Instant)
         case redraw
@@ -80,14 +87,16 @@ public struct LockScreen: Sendable {
     public var prompt: String {
         let m = builder.messages
         switch session.state {
-        case .locked, .verifying:
+        case .locked, .verifying, .storing:
             if let notice, machineIdle { return notice }
             return active == .pattern ? m.patternPrompt : m.codePrompt
         case .wrong(let method, _):
             return method == .pattern ? m.wrongPattern : m.wrongCode
         case .lockout(let until):
             let left = max(0, (until - now).microseconds)
-            return Messages.fill(m.lockout, ["s": Int((left + 999_999) / 1_000_000)])
+            return m.lockout(left: Interval(microseconds: left))
+        case .storeFailed(let reason, _):
+            return "Locked: cannot record the attempt (\(reason)). Touch to retry"
         case .unlocked:
             return m.unlocked
         }
@@ -100,10 +109,21 @@ public struct LockScreen: Sendable {
         }
     }
 
+    /// Resumes a session restored from storage: arms the lockout deadline and countdown.
+    public mutating func resume(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard let until = session.lockedOutUntil else { return [] }
+        return [.emit(.lockout(until: until)), .armTimer(until), .redraw] + countdownTick()
+    }
+
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         var passed: [ScreenTouch] = []
         var out: [Action] = []
+        // A touch retries a record that could not be stored.
+        if case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
+            out += sessionActions(session.retryStore(), at: now)
+        }
         for t in touches {
             if ignored.contains(t.id) {
                 if t.phase == .ended { ignored.remove(t.id) }
@@ -170,17 +190,35 @@ public struct LockScreen: Sendable {
     }
 
     public mutating func verified(_ match: Bool, at now: Instant) -> [Action] {
+        verified(match ? .match(duress: false) : .wrong(digest: nil), at: now)
+    }
+
+    public mutating func verified(_ verdict: Session.Verdict, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
+        return sessionActions(session.verified(verdict, at: now), at: now)
+    }
+
+    /// The record asked for by `store` is on disk (`error` nil), or could not be stored.
+    public mutating func stored(error: String?, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        return sessionActions(session.stored(error: error, at: now), at: now)
+    }
+
+    private mutating func sessionActions(_ actions: [Session.Action], at now: Instant) -> [Action] {
         var out: [Action] = []
-        for a in session.verified(match, at: now) {
+        for a in actions {
             switch a {
-            case .unlocked(let m, let t):
+            case .store(let r): out.append(.store(r))
+            case .unlocked(let m, let t, let duress):
                 out += verdict(m, accepted: true, at: now)
+                if duress { out.append(.emit(.duress(m, at: t))) }
                 out.append(.emit(.unlocked(m, at: t)))
                 out.append(.armTimer(now + acceptHold))
             case .failed(let m, let failures, let retry):
                 out += verdict(m, accepted: false, at: now)
                 out.append(.emit(.failed(m, failures: failures, retryAfter: retry)))
+            case .lockout(let until):
+                out.append(.emit(.lockout(until: until)))
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
             case .verify(let m): Log.bug("lock screen: session asked to verify \(m) after a verdict")
@@ -190,15 +228,19 @@ public struct LockScreen: Sendable {
         return out
     }
 
+    /// Tells the machine of `m` the verdict on its submitted attempt. A verdict for an
+    /// attempt no longer on screen (a failure stored after a retry) changes nothing.
     private mutating func verdict(_ m: UnlockMethod, accepted: Bool, at now: Instant) -> [Action] {
         switch m {
         case .pattern:
+            guard case .submitted = pattern.state else { return [] }
             return apply(pattern.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
         case .code:
             guard code != nil else {
                 Log.bug("lock screen: a code verdict without a code pad")
                 return []
             }
+            guard code!.state == .submitted else { return [] }
             return apply(code!.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
         }
     }
@@ -228,7 +270,7 @@ public struct LockScreen: Sendable {
             switch a {
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
-            case .verify, .unlocked, .failed: Log.bug("lock screen: session action \(a) on a timer")
+            case .verify, .store, .unlocked, .failed, .lockout: Log.bug("lock screen: session action \(a) on a timer")
             }
         }
         if wasLockout {
@@ -311,7 +353,7 @@ public struct LockScreen: Sendable {
             case .verify: out.append(verify)
             case .stateChanged: out.append(.redraw)
             case .armTimer(let t): out.append(.armTimer(t))
-            case .unlocked, .failed: Log.bug("lock screen: session decided before verifying")
+            case .store, .unlocked, .failed, .lockout: Log.bug("lock screen: session decided before verifying")
             }
         }
         return out

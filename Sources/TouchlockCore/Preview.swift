@@ -34,7 +34,7 @@ public enum Preview {
         }
         var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed)
         if name == "lockout" {
-            s = LockScreen(pattern: s.pattern, session: Session(errorHold: config.errorHold, lockoutAfter: { _ in .milliseconds(30_000) }),
+            s = LockScreen(pattern: s.pattern, session: Session(errorHold: config.errorHold, schedule: LockoutSchedule(seconds: [30])),
                            builder: s.builder, code: s.code, methods: s.methods, toggle: s.toggleRect)
         }
         var t: Int64 = 1_000_000

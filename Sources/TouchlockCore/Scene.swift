@@ -120,9 +120,9 @@ public struct SceneBuilder: Sendable {
         for n in shown { nodes[n].state = error ? .error : .selected }
         let prompt: String
         switch session.state {
-        case .locked, .verifying: prompt = messages.patternPrompt
+        case .locked, .verifying, .storing: prompt = messages.patternPrompt
         case .wrong: prompt = messages.wrongPattern
-        case .lockout: prompt = Messages.fill(messages.lockout, ["s": 0])
+        case .lockout, .storeFailed: prompt = messages.lockout(left: Interval(microseconds: 0))
         case .unlocked: prompt = messages.unlocked
         }
         let band = Int(grid.origin.y)

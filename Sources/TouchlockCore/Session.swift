@@ -4,37 +4,67 @@ public enum UnlockMethod: String, Hashable, Sendable, Codable {
 }
 
 /// The lock session, apart from any one gesture (swaylock keeps auth state apart from
-/// input state the same way):
+/// input state the same way). The diagram in docs/state-machines.md changes with it.
 ///
 ///     locked --submit--> verifying --match--> unlocked --lock--> locked
 ///                            |
-///                            +--no match--> wrong --hold over--> locked
-///                                             (or lockout --deadline--> locked)
+///                            +--no match--> (storing) --stored--> wrong --hold over--> locked
+///                                               |             or lockout --deadline--> locked
+///                                               +--store failed--> storeFailed --retry--> (storing)
+///
+/// A persistent session (the daemon's) stores the failure count and the deadline, and
+/// waits until they are on disk before it shows or tells the result (`store` action,
+/// then `stored`). A wrong guess equal to one of the last few distinct wrong guesses is
+/// shown as wrong but not counted again.
 public struct Session: Sendable {
+    /// What happened once a result is stored.
+    public enum Pending: Hashable, Sendable {
+        case failure(UnlockMethod)
+        case unlock(UnlockMethod, at: Instant, duress: Bool)
+    }
+
     public enum State: Hashable, Sendable, CustomStringConvertible {
         case locked
         case verifying(UnlockMethod)
+        /// The result is being stored; nothing is shown or told until it is.
+        case storing(Pending)
         case wrong(UnlockMethod, until: Instant)
         case lockout(until: Instant)
+        /// A failure could not be stored: input stays blocked until it is.
+        case storeFailed(reason: String, Pending)
         case unlocked(UnlockMethod, at: Instant)
 
         public var name: String {
             switch self {
             case .locked: "locked"
             case .verifying: "verifying"
+            case .storing: "storing"
             case .wrong: "wrong"
             case .lockout: "lockout"
+            case .storeFailed: "store_failed"
             case .unlocked: "unlocked"
             }
         }
         public var description: String { name }
     }
 
+    /// The result of checking an attempt.
+    public enum Verdict: Hashable, Sendable {
+        /// The secret matched; `duress` when it was the duress code.
+        case match(duress: Bool)
+        /// No match. `digest` is a salted digest of the guess (never the guess) used to
+        /// recognise a repeated wrong guess; nil counts every time.
+        case wrong(digest: [UInt8]?)
+    }
+
     /// Something the owner of the session must do or tell.
     public enum Action: Hashable, Sendable {
         case verify(UnlockMethod)
-        case unlocked(UnlockMethod, at: Instant)
+        /// Write the record durably, then call `stored`.
+        case store(LockoutRecord)
+        case unlocked(UnlockMethod, at: Instant, duress: Bool)
         case failed(UnlockMethod, failures: Int, retryAfter: Interval)
+        case lockout(until: Instant)
         case armTimer(Instant)
         case stateChanged
     }
@@ -42,21 +72,50 @@ public struct Session: Sendable {
     public private(set) var state: State = .locked
     public private(set) var failures: Int
     public var errorHold: Interval
-    /// Waits after the n-th consecutive failure; nil means no lockout.
-    public var lockoutAfter: @Sendable (Int) -> Interval?
+    public var schedule: LockoutSchedule
+    /// Whether results wait for `store` (the daemon) or not (in-memory sessions).
+    public var persistent: Bool
+    private var wrongGuesses = RecentWrongGuesses()
+    /// The store in progress is a retry: its failure was told already.
+    private var retrying = false
 
     public init(failures: Int = 0, errorHold: Interval = .milliseconds(500),
-                lockoutAfter: @escaping @Sendable (Int) -> Interval? = { _ in nil }) {
+                schedule: LockoutSchedule = .none, persistent: Bool = false) {
         self.failures = failures
         self.errorHold = errorHold
-        self.lockoutAfter = lockoutAfter
+        self.schedule = schedule
+        self.persistent = persistent
     }
+
+    /// A session resumed from a stored record: still locked out if its deadline is ahead.
+    public init(restoring record: LockoutRecord, at now: Instant, errorHold: Interval = .milliseconds(500),
+                schedule: LockoutSchedule, persistent: Bool = true) {
+        self.init(failures: record.failures, errorHold: errorHold, schedule: schedule, persistent: persistent)
+        if let d = record.deadline, d > now { state = .lockout(until: d) }
+    }
+
+    /// What must be stored now.
+    public var record: LockoutRecord {
+        if case .lockout(let until) = state { return LockoutRecord(failures: failures, deadline: until) }
+        if case .storeFailed(_, .failure) = state { return pendingFailureRecord }
+        if case .storing(.failure) = state { return pendingFailureRecord }
+        return LockoutRecord(failures: failures)
+    }
+
+    private var pendingDeadline: Instant?
+    private var pendingFailureRecord: LockoutRecord { LockoutRecord(failures: failures, deadline: pendingDeadline) }
 
     public var acceptsInput: Bool {
         switch state {
         case .locked: true
-        case .verifying, .wrong, .lockout, .unlocked: false
+        case .verifying, .storing, .wrong, .lockout, .storeFailed, .unlocked: false
         }
+    }
+
+    /// When the next attempt is allowed, while locked out.
+    public var lockedOutUntil: Instant? {
+        if case .lockout(let until) = state { return until }
+        return nil
     }
 
     public mutating func submit(_ method: UnlockMethod, at now: Instant) -> [Action] {
@@ -64,42 +123,111 @@ public struct Session: Sendable {
         case .locked:
             transition(to: .verifying(method), "submit")
             return [.stateChanged, .verify(method)]
-        case .verifying, .wrong, .lockout, .unlocked:
+        case .verifying, .storing, .wrong, .lockout, .storeFailed, .unlocked:
             Log.bug("session: attempt submitted while \(state)")
             return []
         }
     }
 
+    /// The old interface: true is a match, false a wrong guess counted every time.
     public mutating func verified(_ match: Bool, at now: Instant) -> [Action] {
+        verified(match ? .match(duress: false) : .wrong(digest: nil), at: now)
+    }
+
+    public mutating func verified(_ verdict: Verdict, at now: Instant) -> [Action] {
         guard case .verifying(let method) = state else {
             Log.bug("session: verification result while \(state)")
             return []
         }
-        if match {
+        switch verdict {
+        case .match(let duress):
+            wrongGuesses.removeAll()
+            let hadFailures = failures > 0
             failures = 0
-            transition(to: .unlocked(method, at: now), "match")
-            return [.stateChanged, .unlocked(method, at: now)]
+            pendingDeadline = nil
+            let pending = Pending.unlock(method, at: now, duress: duress)
+            if persistent && hadFailures {
+                transition(to: .storing(pending), "match")
+                return [.store(LockoutRecord())]
+            }
+            return finish(pending, at: now, "match")
+        case .wrong(let digest):
+            if let digest {
+                if wrongGuesses.contains(digest, at: now) {
+                    // Shown as wrong, not counted: the same wrong guess again.
+                    let until = now + errorHold
+                    transition(to: .wrong(method, until: until), "repeated wrong guess")
+                    return [.stateChanged, .failed(method, failures: failures, retryAfter: errorHold), .armTimer(until)]
+                }
+                wrongGuesses.record(digest, at: now)
+            }
+            failures += 1
+            let wait = schedule.wait(after: failures)
+            pendingDeadline = errorHold < wait ? now + wait : nil
+            if persistent {
+                transition(to: .storing(.failure(method)), "no match")
+                return [.store(pendingFailureRecord)]
+            }
+            return finish(.failure(method), at: now, "no match")
         }
-        failures += 1
-        let wait = lockoutAfter(failures)
-        let until: Instant
-        if let wait, errorHold < wait {
-            until = now + wait
-            transition(to: .lockout(until: until), "no match")
-        } else {
-            until = now + errorHold
-            transition(to: .wrong(method, until: until), "no match")
+    }
+
+    /// The owner stored the record (`error` nil) or could not (`error` says why).
+    public mutating func stored(error: String?, at now: Instant) -> [Action] {
+        guard case .storing(let pending) = state else {
+            Log.bug("session: store result while \(state)")
+            return []
         }
-        return [.stateChanged, .failed(method, failures: failures, retryAfter: until - now), .armTimer(until)]
+        let wasRetry = retrying
+        retrying = false
+        guard let error else { return finish(pending, at: now, "stored") }
+        switch pending {
+        case .failure(let method):
+            transition(to: .storeFailed(reason: error, pending), "store failed")
+            if wasRetry { return [.stateChanged] }
+            let retry = pendingDeadline.map { $0 - now } ?? errorHold
+            return [.stateChanged, .failed(method, failures: failures, retryAfter: retry)]
+        case .unlock:
+            // The right secret was given; the stored count stays higher than it is,
+            // which only errs on the safe side.
+            Log.error("session: cannot store the reset failure count: \(error)")
+            return finish(pending, at: now, "store failed, unlocking anyway")
+        }
+    }
+
+    /// Tries again to store a failure that could not be stored.
+    public mutating func retryStore() -> [Action] {
+        guard case .storeFailed(_, let pending) = state else { return [] }
+        retrying = true
+        transition(to: .storing(pending), "retry")
+        return [.stateChanged, .store(pendingFailureRecord)]
+    }
+
+    private mutating func finish(_ pending: Pending, at now: Instant, _ event: String) -> [Action] {
+        switch pending {
+        case .unlock(let method, let at, let duress):
+            transition(to: .unlocked(method, at: at), event)
+            return [.stateChanged, .unlocked(method, at: at, duress: duress)]
+        case .failure(let method):
+            if let until = pendingDeadline, until > now {
+                transition(to: .lockout(until: until), event)
+                return [.stateChanged, .failed(method, failures: failures, retryAfter: until - now),
+                        .lockout(until: until), .armTimer(until)]
+            }
+            let until = now + errorHold
+            transition(to: .wrong(method, until: until), event)
+            return [.stateChanged, .failed(method, failures: failures, retryAfter: errorHold), .armTimer(until)]
+        }
     }
 
     public mutating func timerFired(at now: Instant) -> [Action] {
         switch state {
         case .wrong(_, let until), .lockout(let until):
             if now < until { return [.armTimer(until)] }
+            pendingDeadline = nil
             transition(to: .locked, "timeout")
             return [.stateChanged]
-        case .locked, .verifying, .unlocked:
+        case .locked, .verifying, .storing, .storeFailed, .unlocked:
             return []
         }
     }
@@ -110,7 +238,7 @@ public struct Session: Sendable {
         case .unlocked:
             transition(to: .locked, "lock")
             return [.stateChanged]
-        case .locked, .verifying, .wrong, .lockout:
+        case .locked, .verifying, .storing, .wrong, .lockout, .storeFailed:
             return []
         }
     }

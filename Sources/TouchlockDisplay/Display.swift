@@ -23,7 +23,21 @@ public protocol Display: AnyObject {
     /// missed since it was last shown.
     func present(_ shadow: ShadowBuffer, damage: Damage) throws(SystemError)
 
+    /// Gives the display up after an unlock (DRM master dropped) so another program can
+    /// show; nothing is presented until `acquire`.
+    func release() throws(SystemError)
+
+    /// Takes the display back: DRM master, and a full mode set and redraw at the next
+    /// present. Fails (EBUSY, EACCES, EINVAL) while another process holds DRM master.
+    func acquire() throws(SystemError)
+
     /// Stops showing frames and gives the screen back (restores the saved CRTC, frees the
     /// buffers in reverse order). Safe to call twice.
     func shutdown()
+}
+
+extension Display {
+    /// Displays without a master to hand over (headless) keep showing.
+    public func release() throws(SystemError) {}
+    public func acquire() throws(SystemError) {}
 }

@@ -44,6 +44,8 @@ public final class DrmDisplay: Display {
     private var flipTarget = 0
     private var modeSet = false
     private var isShutDown = false
+    /// DRM master was dropped (after an unlock) and not taken back yet.
+    public private(set) var isReleased = false
     private var eventContext = drmEventContext()
 
     // MARK: opening
@@ -222,6 +224,7 @@ public final class DrmDisplay: Display {
     public func present(_ shadow: ShadowBuffer, damage: Damage) throws(SystemError) {
         precondition(shadow.size == size, "shadow buffer \(shadow.size) does not match the mode \(size)")
         if isShutDown { throw SystemError("present", .noDevice, "\(devicePath): display shut down") }
+        if isReleased { throw SystemError("present", .notPermitted, "\(devicePath): display released (DRM master dropped)") }
         if isBusy {
             Log.bug("drm: present while a frame is in flight")
             throw SystemError("drmModePageFlip", .busy, "a flip is already pending")
@@ -257,6 +260,24 @@ public final class DrmDisplay: Display {
         }
         flipTarget = target
         isBusy = true
+    }
+
+    public func release() throws(SystemError) {
+        guard !isReleased, !isShutDown else { return }
+        try SystemCall.check("drmDropMaster", devicePath) { drmDropMaster(fd) }
+        isReleased = true
+        Log.info("drm: \(devicePath): DRM master dropped")
+    }
+
+    public func acquire() throws(SystemError) {
+        guard isReleased, !isShutDown else { return }
+        try SystemCall.check("drmSetMaster", "\(devicePath) (another process may hold DRM master)") { drmSetMaster(fd) }
+        isReleased = false
+        // Whoever drove the display meanwhile left anything on it: set the mode again and
+        // repaint everything.
+        modeSet = false
+        for i in missing.indices { missing[i].addAll() }
+        Log.info("drm: \(devicePath): DRM master taken back")
     }
 
     /// A mode-setting call; EACCES/EPERM mean another process is DRM master now.

@@ -43,6 +43,12 @@ public enum SecretHash {
         return s
     }
 
+    /// True if `hash` is a hash libxcrypt can check secrets against.
+    public static func isUsable(_ hash: String) -> Bool {
+        guard StoredState.isHash(hash) else { return false }
+        return (try? run([], setting: Array(hash.utf8CString))) != nil
+    }
+
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         var diff = UInt8(truncatingIfNeeded: a.count ^ b.count)
         for i in 0..<max(a.count, b.count) {
@@ -68,4 +74,11 @@ extension Code {
     /// The bytes that are hashed for a code: its digits after a prefix that keeps a code
     /// from matching a pattern's hash.
     public var secretBytes: [UInt8] { Array("code:".utf8) + digits.map { UInt8(ascii: "0") + $0 } }
+}
+
+/// The bytes hashed for a code (PIN): its digits, tagged so a code and a pattern never
+/// share a hash. `digits` is wiped.
+public func codeSecretBytes(_ digits: inout [UInt8]) -> [UInt8] {
+    defer { SecretHash.wipe(&digits) }
+    return Array("code:".utf8) + digits
 }

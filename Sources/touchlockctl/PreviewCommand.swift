@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockConfig
 import TouchlockCore
 import TouchlockRender
 import TouchlockSystem
@@ -49,15 +50,9 @@ func previewCommand(_ args: [String]) -> Int32 {
     }
     guard let out else { return usage("--out FILE.png is required") }
     var config = Config()
-    for file in configFiles {
-        guard let text = readText(file) else {
-            StandardStreams.error("touchlockctl: preview: cannot read \(file): \(String(cString: strerror(errno)))")
-            return 1
-        }
-        do { try config.apply(text, file: file) } catch {
-            StandardStreams.error("touchlockctl: preview: \(error)")
-            return 1
-        }
+    do { try ConfigFiles.load(configFiles, into: &config) } catch {
+        StandardStreams.error("touchlockctl: preview: \(error)")
+        return 1
     }
     let density = Density(screen: size, physicalMillimetres: nil, override: dpi ?? config.screens.dpi)
     let lock: LockScreen

@@ -10,6 +10,14 @@ let usage = """
       status                       print the daemon's status as one JSON line
       wait-unlock [--timeout SEC]  wait for the next unlock; print its event line
       subscribe                    print every event line until the daemon goes away
+      lock                         lock the device again (after an unlock)
+      metrics                      print the daemon's latency figures as one JSON line
+      enroll pattern|code          root: read the secret twice on standard input
+                                   (a pattern as node numbers, e.g. 0-1-2-5-8) and
+                                   store its hash in the daemon's state
+      enroll code --duress         root: the duress code (unlocks, tells subscribers)
+      enroll --remove METHOD       root: remove a secret (pattern, code; --duress)
+      enroll --status              say which methods have a secret
       hash-pattern [--grid RxC]    read a pattern (node numbers from 0, e.g. 0-1-2-5-8)
                                    on standard input; print its salted hash for
                                    the pattern_hash setting
@@ -107,12 +115,14 @@ struct Options {
     }
 }
 
-func connect(_ options: Options) -> ControlClient {
+func connect(_ options: Options) -> ControlClient { connect(options.socket) }
+
+func connect(_ socket: String) -> ControlClient {
     do {
-        return try ControlClient.connect(path: options.socket)
+        return try ControlClient.connect(path: socket)
     } catch {
-        if case .system(let e) = error { fail("cannot connect to \(options.socket): \(e.errno)") }
-        fail("cannot connect to \(options.socket): \(error)")
+        if case .system(let e) = error { fail("cannot connect to \(socket): \(e.errno)") }
+        fail("cannot connect to \(socket): \(error)")
     }
 }
 
@@ -136,6 +146,11 @@ if arguments.first == "hash-pattern" { exit(hashPatternCommand(Array(arguments.d
 if arguments.first == "replay" { exit(replayCommand(Array(arguments.dropFirst()))) }
 if arguments.first == "hash-code" { exit(hashCodeCommand(Array(arguments.dropFirst()))) }
 if arguments.first == "preview" { exit(previewCommand(Array(arguments.dropFirst()))) }
+if let i = arguments.firstIndex(of: "enroll") {
+    // enroll takes options of its own; --socket may come before it.
+    let before = Options(arguments: Array(arguments[..<i]) + ["enroll"])
+    exit(enrollCommand(Array(arguments[(i + 1)...]), socket: before.socket))
+}
 let options = Options(arguments: arguments)
 if options.timeout != nil && options.command != "wait-unlock" {
     usageError("--timeout applies to wait-unlock only")
@@ -168,6 +183,16 @@ case "wait-unlock":
             fail("\(error)")
         }
     }
+
+case "lock":
+    let client = connect(options)
+    _ = request(client, .lock, echo: true)
+    exit(Exit.ok)
+
+case "metrics":
+    let client = connect(options)
+    _ = request(client, .metrics, echo: true)
+    exit(Exit.ok)
 
 case "subscribe":
     let client = connect(options)

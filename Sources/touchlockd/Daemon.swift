@@ -26,28 +26,54 @@ final class Daemon {
     private var armedTimers: Set<Instant> = []
     private var firstFrameShown = false
     private var stopAfterPresent = false
+    /// After an unlock: drop DRM master once the cleared screen is shown.
+    private var releaseWhenCleared = false
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     /// The input event behind the frame in flight, for event-to-shown latency.
     private var inFlightEventTime: Instant?
-    /// From the input event that completed a frame to the frame being submitted, and to
-    /// it being shown (the page flip's completion; the next loop turn when headless).
-    private(set) var submitLatency = LatencyStats()
-    private(set) var shownLatency = LatencyStats()
+    /// From the input event that completed a frame to the frame being shown (the page
+    /// flip's completion; the next loop turn when headless).
+    private(set) var eventToShown = LatencyEstimator()
     var onEvent: ((LockEvent) -> Void)?
+    /// What is kept across restarts (lockout record, secrets), as last stored.
+    private(set) var stored: StoredState
+    /// Input event (kernel timestamp) to frame submission.
+    private(set) var eventToSubmit = LatencyEstimator()
+    private(set) var framesPresented = 0
+    let statePath: String
+    private let bootID: String?
+    private let digester: GuessDigester?
 
-    init(config: Config, options: Options, loop: EventLoop, display: Display) {
+    init(config: Config, options: Options, loop: EventLoop, display: Display, stored: StoredState,
+         statePath: String, bootID: String?) {
         self.config = config
         self.options = options
         self.loop = loop
         self.display = display
+        self.stored = stored
+        self.statePath = statePath
+        self.bootID = bootID
+        do { digester = try GuessDigester() } catch {
+            Log.error("cannot make guess digests (\(error)); every wrong guess counts")
+            digester = nil
+        }
         shadow = ShadowBuffer(size: display.size)
         renderer = Renderer(shadow: shadow)
         unpresented = Damage(bounds: display.size)
+        let now = EventLoop.now()
+        let record = stored.lockout.restored(sameBoot: stored.bootID != nil && stored.bootID == bootID,
+                                             now: now, schedule: config.lockoutSchedule)
+        if stored.lockout.failures > 0 || stored.lockout.deadline != nil {
+            let left = record.deadline.map { " \(($0 - now).countdown) left" } ?? ""
+            Log.info("restored \(record.failures) failure(s) in a row\(stored.bootID == bootID ? "" : " (after a reboot: full wait)")\(left)")
+        }
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         Log.info("\(Int(density.dpi.rounded())) dpi: sizes scaled by \(density.scale)")
         lock = LockScreen.make(config: config, size: display.size, density: density,
-                               shuffleSeed: Self.randomSeed(), at: EventLoop.now())
+                               shuffleSeed: Self.randomSeed(), at: now,
+                               session: Session(restoring: record, at: now, errorHold: config.errorHold,
+                                                schedule: config.lockoutSchedule))
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
     }
 
@@ -112,6 +138,7 @@ final class Daemon {
     /// Shows the first frame and starts any replay.
     func start() {
         perform(lock.begin(at: EventLoop.now()))
+        perform(lock.resume(at: EventLoop.now()))
         redraw()
         replay?.start(after: .milliseconds(300))
     }
@@ -123,16 +150,17 @@ final class Daemon {
             switch a {
             case .verify(let attempt):
                 var bytes = attempt.secretBytes
-                let match = config.patternHash.map { SecretHash.verify(&bytes, against: $0) } ?? false
-                SecretHash.wipe(&bytes)
-                Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(match ? "accepted" : "rejected")")
-                perform(lock.verified(match, at: EventLoop.now()))
+                let verdict = verify(.pattern, &bytes)
+                Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(verdict.isMatch ? "accepted" : "rejected")")
+                perform(lock.verified(verdict, at: EventLoop.now()))
             case .verifyCode(let attempt):
                 var bytes = attempt.secretBytes
-                let match = config.screens.codeHash.map { SecretHash.verify(&bytes, against: $0) } ?? false
-                SecretHash.wipe(&bytes)
-                Log.info("code attempt of \(attempt.digits.count) digits: \(match ? "accepted" : "rejected")")
-                perform(lock.verified(match, at: EventLoop.now()))
+                let verdict = verify(.code, &bytes)
+                Log.info("code attempt of \(attempt.digits.count) digits: \(verdict.isMatch ? "accepted" : "rejected")")
+                perform(lock.verified(verdict, at: EventLoop.now()))
+            case .store(let record):
+                let error = store(record)
+                perform(lock.stored(error: error, at: EventLoop.now()))
             case .emit(let event):
                 emit(event)
             case .armTimer(let t):
@@ -144,19 +172,124 @@ final class Daemon {
         }
     }
 
+    /// Checks an attempt (`secret` is wiped): the method's secret, and for codes the
+    /// duress code too, always both so the time taken does not tell which matched.
+    func verify(_ method: UnlockMethod, _ secret: inout [UInt8]) -> Session.Verdict {
+        defer { SecretHash.wipe(&secret) }
+        var a = secret
+        let match = secretHash(for: method).map { SecretHash.verify(&a, against: $0) } ?? false
+        var duress = false
+        if method == .code, let d = stored.duressHash {
+            var b = secret
+            duress = SecretHash.verify(&b, against: d)
+        }
+        if match { return .match(duress: false) }
+        if duress { return .match(duress: true) }
+        var c = secret
+        return .wrong(digest: digester?.digest(&c))
+    }
+
+    /// The methods with a secret (enrolled, or in the config files).
+    var enrolled: [UnlockMethod] {
+        [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
+    }
+
+    /// The hash an attempt by `method` is checked against: the enrolled one, else the
+    /// one in the config files.
+    func secretHash(for method: UnlockMethod) -> String? {
+        stored.hash(for: method) ?? (method == .pattern ? config.patternHash : config.screens.codeHash)
+    }
+
+    /// Writes the state file with `record`; nil when it is on disk, else why not.
+    private func store(_ record: LockoutRecord) -> String? {
+        var next = stored
+        next.lockout = record
+        if let error = writeState(next) {
+            Log.error("cannot store \(record.failures) failure(s) in \(statePath): \(error); input stays blocked")
+            return error
+        }
+        return nil
+    }
+
+    /// Writes `state` durably and keeps it; nil on success, else the reason.
+    func writeState(_ state: StoredState) -> String? {
+        var state = state
+        state.bootID = bootID
+        do {
+            try DurableFile.makeDirectory(DurableFile.directory(of: statePath))
+            try DurableFile.replace(statePath, with: Array(state.text.utf8))
+        } catch {
+            return "\(error.errno)"
+        }
+        stored = state
+        return nil
+    }
+
+    /// A client asked to lock the device again.
+    func lockRequested() -> Result<Status.State, ControlError> {
+        releaseWhenCleared = false
+        if case .unlocked = lock.session.state {
+            do { try display.acquire() } catch {
+                Log.warning("cannot take the display back: \(error)")
+                return .failure(ControlError(.displayBusy, "cannot take the display back: \(error)"))
+            }
+            drawnScene = nil  // everything is drawn again
+        }
+        perform(lock.lock(at: EventLoop.now()))
+        return .success(Status.State(lock.session.state))
+    }
+
+    var metrics: Metrics {
+        Metrics(eventToSubmit: .init(count: eventToSubmit.count,
+                                     p50: eventToSubmit.quantile(0.5)?.microseconds,
+                                     p99: eventToSubmit.quantile(0.99)?.microseconds,
+                                     max: eventToSubmit.maximum?.microseconds),
+                frames: framesPresented)
+    }
+
+    /// Stores (or with nil removes) the hash of the secret named by `method`.
+    func enroll(_ method: String, _ hash: String?) -> ControlError? {
+        if let hash, !SecretHash.isUsable(hash) {
+            return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
+        }
+        var next = stored
+        switch method {
+        case "pattern": next.patternHash = hash
+        case "code": next.codeHash = hash
+        case "duress": next.duressHash = hash
+        default: return ControlError(.badValue, "unknown method \"\(method)\" (pattern, code, duress)")
+        }
+        if let error = writeState(next) {
+            Log.error("cannot store the \(method) secret in \(statePath): \(error)")
+            return ControlError(.storeFailed, "cannot write \(statePath): \(error)")
+        }
+        return nil
+    }
+
     private func emit(_ event: LockEvent) {
         switch event {
         case .unlocked(let m, _):
             Log.info("unlocked by \(m.rawValue)")
             evdev?.grab(false)
-            if options.once { stopAfterPresent = true }
-        case .failed(let m, let failures, _):
-            Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row")
+            if options.once { stopAfterPresent = true } else { releaseWhenCleared = true }
+        case .duress(let m, _):
+            Log.info("duress \(m.rawValue) given")
+        case .failed(let m, let failures, let retry):
+            Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row; next attempt in \(retry.milliseconds < 60_000 ? "\(retry.milliseconds) ms" : retry.countdown)")
+        case .lockout(let until):
+            Log.info("locked out for \((until - EventLoop.now()).countdown)")
         case .locked:
             Log.info("locked")
             evdev?.grab(true)
         case .progress(let entered, let total):
             Log.debug("code: \(entered) of \(total) digits")
+        }
+        switch event {
+        case .unlocked: ServiceNotify.send("STATUS=unlocked")
+        case .locked: ServiceNotify.send("STATUS=locked")
+        case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
+        case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
+        case .duress, .progress: break
         }
         onEvent?(event)
     }
@@ -201,8 +334,9 @@ final class Daemon {
             return
         }
         unpresented.removeAll()
+        framesPresented += 1
         if let t = pendingEventTime {
-            submitLatency.record(EventLoop.now() - t)
+            eventToSubmit.record(EventLoop.now() - t)
             inFlightEventTime = t
             pendingEventTime = nil
         }
@@ -210,7 +344,7 @@ final class Daemon {
 
     private func frameComplete(at t: Instant) {
         if let e = inFlightEventTime {
-            shownLatency.record(t - e)
+            eventToShown.record(t - e)
             inFlightEventTime = nil
         }
         if !firstFrameShown {
@@ -222,14 +356,20 @@ final class Daemon {
             loop.stop()
             return
         }
+        if releaseWhenCleared && unpresented.isEmpty, case .unlocked = lock.session.state, lock.scene.nodes.isEmpty {
+            // The screen shows nothing of the secret: hand the display over.
+            releaseWhenCleared = false
+            do { try display.release() } catch { Log.warning("cannot drop DRM master: \(error)") }
+            return
+        }
         presentIfIdle()
     }
 
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
-        if submitLatency.count > 0 {
-            Log.info("latency from input event to frame submitted: \(submitLatency.summary)")
-            Log.info("latency from input event to frame shown: \(shownLatency.summary)")
+        if eventToSubmit.count > 0 {
+            Log.info("latency from input event to frame submitted: \(eventToSubmit.summary)")
+            Log.info("latency from input event to frame shown: \(eventToShown.summary)")
         }
         display.shutdown()
     }
@@ -258,4 +398,13 @@ func readFile(_ path: String) throws(StartError) -> String {
     }
     guard let s = String(validating: bytes, as: UTF8.self) else { throw StartError("\(path): not UTF-8 text") }
     return s
+}
+
+extension Session.Verdict {
+    var isMatch: Bool {
+        switch self {
+        case .match: true
+        case .wrong: false
+        }
+    }
 }

@@ -6,25 +6,31 @@ struct Options {
     enum InputChoice: String { case auto, evdev, replay }
 
     var configFiles: [String] = []
+    /// Prefix of /usr/share/touchlock and /etc/touchlock (tests, images).
+    var configRoot = ""
     var display = DisplayChoice.auto
     var input = InputChoice.auto
     var replayPath: String?
     var headlessSize = Size(width: 1280, height: 800)
     var headlessOut: String?
     var socketPath: String?
+    var statePath: String?
     var once = false
     var verbose = false
     var checkConfig = false
 
     static let usage = """
     usage: touchlockd [options]
-      -C FILE              read settings from FILE (may be given several times; later wins)
+      -C FILE              read settings from FILE after /usr/share/touchlock and
+                           /etc/touchlock (may be given several times; later wins)
+      --config-root DIR    look for those two directories under DIR
       --display MODE       auto (default), drm, headless
       --input MODE         auto (default), evdev, replay
       --replay FILE        an evemu recording to play as the touch input
       --size WxH           headless screen size (default 1280x800)
       --out DIR            headless: write every frame shown as DIR/frame-NNNNN.png
       --socket PATH        control socket (default /run/touchlock/touchlock.sock)
+      --state FILE         lockout and secrets (default /var/lib/touchlock/state)
       --once               exit 0 at the first unlock
       --check-config       print the merged settings and exit
       -v, --verbose        debug logging
@@ -44,6 +50,7 @@ struct Options {
             let a = args[i]
             switch a {
             case "-C", "--config": o.configFiles.append(try value(a))
+            case "--config-root": o.configRoot = try value(a)
             case "--display":
                 let v = try value(a)
                 guard let d = DisplayChoice(rawValue: v) else { throw UsageError(description: "--display: unknown mode '\(v)'") }
@@ -62,6 +69,7 @@ struct Options {
                 o.headlessSize = Size(width: w, height: h)
             case "--out": o.headlessOut = try value(a)
             case "--socket": o.socketPath = try value(a)
+            case "--state": o.statePath = try value(a)
             case "--once": o.once = true
             case "--check-config": o.checkConfig = true
             case "-v", "--verbose": o.verbose = true

@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockConfig
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
@@ -27,9 +28,38 @@ func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Di
     }
 }
 
+/// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
+/// period: a loop that hangs stops sending and systemd restarts the daemon.
+func startWatchdog(_ loop: EventLoop) {
+    guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int64(text), usec > 0 else { return }
+    if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(pid) != getpid() { return }
+    let period = Interval(microseconds: usec / 2)
+    func beat(_ now: Instant) {
+        ServiceNotify.send("WATCHDOG=1")
+        loop.schedule(at: now + period, beat)
+    }
+    Log.info("watchdog: every \(period.milliseconds) ms")
+    beat(EventLoop.now())
+}
+
 func main() {
-    Log.sink = { level, message in
-        StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+    if getenv("JOURNAL_STREAM") != nil {
+        // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
+        Log.sink = { level, message in
+            let priority: Int
+            switch level {
+            case .debug: priority = 7
+            case .info: priority = 6
+            case .warning: priority = 4
+            case .error: priority = 3
+            case .bug: priority = 2
+            }
+            StandardStreams.error("<\(priority)>\(level == .bug ? "bug: " : "")\(message)")
+        }
+    } else {
+        Log.sink = { level, message in
+            StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+        }
     }
 
     let options: Options
@@ -39,36 +69,32 @@ func main() {
     if options.verbose { Log.threshold = .debug }
 
     var config = Config()
-    for file in options.configFiles {
-        do { try config.apply(try readFile(file), file: file) } catch let e as Config.Error {
-            fail("\(e)")
-        } catch { fail("\(error)") }
-    }
+    let files = ConfigFiles.paths(root: options.configRoot, extra: options.configFiles)
+    do { try ConfigFiles.load(files, into: &config) } catch { fail("\(error)") }
     if let s = options.socketPath { config.socketPath = s }
+    if let s = options.statePath { config.statePath = s }
     if options.checkConfig {
-        print("""
-        grid = \(config.rows)x\(config.columns)
-        min_length = \(config.minimumLength)
-        hit_factor = \(config.hitFactor)
-        error_hold_ms = \(config.errorHold.milliseconds)
-        socket = \(config.socketPath)
-        pattern_hash = \(config.patternHash == nil ? "(not set)" : "(set)")
-        unlock_method = \(config.screens.methods.rawValue)
-        stealth = \(config.screens.stealth)
-        code_hash = \(config.screens.codeHash == nil ? "(not set)" : "(set)")
-        code_length = \(config.screens.codeLength)
-        code_secure = \(config.screens.codeSecure)
-        code_reveal_ms = \(config.screens.codeReveal.milliseconds)
-        keypad_shuffle = \(config.screens.keypadShuffle)
-        dpi = \(config.screens.dpi.map { "\($0)" } ?? "(from the display)")
-        """)
+        print("# touchlockd --check-config: the merged settings, read from:")
+        for f in files { print("#   \(f)") }
+        if files.isEmpty { print("#   (no file: the defaults)") }
+        print(config.text, terminator: "")
         exit(0)
     }
-    if config.screens.methods != .code && config.patternHash == nil {
-        fail("no secret configured: set pattern_hash in a config file (-C FILE); make one with 'touchlockctl hash-pattern'")
+    var stored = StoredState()
+    do {
+        if let bytes = try DurableFile.read(config.statePath) {
+            do { stored = try StoredState(parsing: String(decoding: bytes, as: UTF8.self)) } catch {
+                fail("\(config.statePath): \(error); refusing to start rather than forget failed attempts")
+            }
+        }
+    } catch {
+        fail("cannot read the state file: \(error)")
     }
-    if config.screens.methods != .pattern && config.screens.codeHash == nil {
-        fail("unlock_method = \(config.screens.methods.rawValue) needs code_hash in a config file (-C FILE); make one with 'touchlockctl hash-code'")
+    if config.screens.methods != .code && stored.patternHash == nil && config.patternHash == nil {
+        Log.warning("no pattern enrolled: the pattern unlocks nothing until one is (touchlockctl enroll pattern)")
+    }
+    if config.screens.methods != .pattern && stored.codeHash == nil && config.screens.codeHash == nil {
+        Log.warning("no code enrolled: the code pad unlocks nothing until one is (touchlockctl enroll code)")
     }
 
     let loop: EventLoop
@@ -77,18 +103,28 @@ func main() {
     let daemon: Daemon
     do {
         let display = try openDisplay(options, loop)
-        daemon = Daemon(config: config, options: options, loop: loop, display: display)
+        daemon = Daemon(config: config, options: options, loop: loop, display: display, stored: stored,
+                        statePath: config.statePath, bootID: BootID.current())
         try daemon.startInput()
     } catch { fail("\(error)") }
 
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(daemon.lock, screen: daemon.display.size)
+            Status(daemon.lock, screen: daemon.display.size, now: EventLoop.now(), enrolled: daemon.enrolled)
         }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
+    control.lockHandler = { daemon.lockRequested() }
+    control.metricsHandler = { daemon.metrics }
+    control.enrollHandler = { daemon.enroll($0, $1) }
+    if let group = getgrnam(config.socketGroup) {
+        do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
+    } else {
+        Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
+    }
 
+    startWatchdog(loop)
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
     control.close()

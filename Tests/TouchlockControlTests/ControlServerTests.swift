@@ -243,9 +243,9 @@ private func firstGap(_ events: [Event]) -> Int? {
     }
 
     @Test func clientLimit() throws {
-        let h = try Harness()
+        let h = try Harness(limits: ControlServer.Limits(maxClients: 32))
         var clients: [Harness.Watched] = []
-        for _ in 0..<32 {
+        for _ in 0..<h.server.limits.maxClients {
             let c = try h.connectWatched()
             try c.client.send(.hello)
             clients.append(c)

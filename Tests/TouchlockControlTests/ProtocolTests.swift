@@ -12,7 +12,7 @@ import TouchlockCore
     }
 
     @Test func statusFromSession() {
-        var s = Session(lockoutAfter: { $0 >= 1 ? .milliseconds(30_000) : nil })
+        var s = Session(schedule: LockoutSchedule(seconds: [30]))
         let grid = PatternGrid.layout(rows: 4, columns: 3, on: Size(width: 600, height: 1000))
         let size = Size(width: 600, height: 1000)
         #expect(Status(session: s, screen: size, grid: grid).state == .locked)
@@ -21,6 +21,8 @@ import TouchlockCore
         _ = s.verified(false, at: Instant(microseconds: 0))
         let status = Status(session: s, screen: size, grid: grid)
         #expect(status.state == .lockout && status.failures == 1 && status.method == nil)
+        let timed = Status(session: s, screen: size, grid: grid, now: Instant(microseconds: 10_000_000))
+        #expect(timed.lockoutUntil == 30_000_000 && timed.retryAfterMilliseconds == 20_000)
         #expect(status.pattern.rows == 4 && status.pattern.columns == 3 && status.pattern.nodes.count == 12)
         for (i, xy) in status.pattern.nodes.enumerated() {
             let c = grid.center(of: i)

@@ -2,12 +2,12 @@ import Testing
 @testable import TouchlockCore
 
 func codeScreen(_ methods: ScreenSettings.Methods = .code, size: Size = Size(width: 480, height: 800),
-                lockout: (@Sendable (Int) -> Interval?)? = nil) -> LockScreen {
+                lockout: LockoutSchedule? = nil) -> LockScreen {
     var c = Config()
     c.screens.methods = methods
     var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 1)
     if let lockout {
-        s = LockScreen(pattern: s.pattern, session: Session(lockoutAfter: lockout), builder: s.builder,
+        s = LockScreen(pattern: s.pattern, session: Session(schedule: lockout), builder: s.builder,
                        code: s.code, methods: methods, toggle: s.toggleRect)
     }
     return s
@@ -110,16 +110,16 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
     }
 
     @Test func theLockoutCountsDownEverySecond() {
-        var s = codeScreen(lockout: { n in n >= 1 ? .milliseconds(30_000) : nil })
+        var s = codeScreen(lockout: LockoutSchedule(seconds: [30]))
         _ = s.tapCode([1, 2, 3, 4], from: 0)
         let v = s.verified(false, at: at(1_000_000))
-        #expect(s.scene.prompt == "Too many attempts, try again in 30 s")
+        #expect(s.scene.prompt == "Too many attempts. Try again in 0:30")
         #expect(v.contains(.armTimer(at(2_000_000))))
         let t = s.timer(at: at(2_000_000))
-        #expect(s.scene.prompt == "Too many attempts, try again in 29 s")
+        #expect(s.scene.prompt == "Too many attempts. Try again in 0:29")
         #expect(t.contains(.armTimer(at(3_000_000))))
         _ = s.timer(at: at(30_500_000))
-        #expect(s.scene.prompt == "Too many attempts, try again in 1 s")
+        #expect(s.scene.prompt == "Too many attempts. Try again in 0:01")
         _ = s.timer(at: at(31_000_000))
         #expect(s.session.state == .locked)
         #expect(s.scene.prompt == "Enter your code")
@@ -136,7 +136,7 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
 
     @Test func messagesComeFromTheConfigInAnyLanguage() throws {
         var c = Config()
-        try c.apply("unlock_method = code\nmessage_code_prompt = 请输入验证码\nmessage_wrong_code = 验证码错误\n", file: "zh.conf")
+        try c.apply(settings: "unlock_method = code\nmessage_code_prompt = 请输入验证码\nmessage_wrong_code = 验证码错误\n")
         let size = Size(width: 480, height: 800)
         var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
         #expect(s.scene.prompt == "请输入验证码")
@@ -156,7 +156,7 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
 
     @Test func codeSettingsAreReadFromTheConfig() throws {
         var c = Config()
-        try c.apply("""
+        try c.apply(settings: """
             unlock_method = both
             code_length = 0
             code_secure = yes
@@ -164,13 +164,17 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
             keypad_shuffle = true
             stealth = on
             dpi = 160
-            """, file: "s.conf")
+            """)
         #expect(c.screens.methods == .both && c.screens.codeLength == 4)
         #expect(c.screens.codeSecure && c.screens.codeReveal == .milliseconds(1300) && c.screens.keypadShuffle)
         #expect(c.screens.stealth && c.screens.dpi == 160)
-        #expect(throws: Config.Error(file: "b.conf", line: 1, message: "unlock_method: expected pattern, code or both, found 'pin'")) {
-            try c.apply("unlock_method = pin", file: "b.conf")
+        #expect(throws: Config.BadValue(message: "unlock_method: expected pattern, code or both, found 'pin'")) {
+            try c.apply(settings: "unlock_method = pin")
         }
+        // The same keys in their sections.
+        try c.set(section: "code", key: "length", value: "6")
+        try c.set(section: "messages", key: "unlocked", value: "已解锁")
+        #expect(c.screens.codeLength == 6 && c.screens.messages.unlocked == "已解锁")
     }
 }
 
@@ -213,3 +217,4 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         #expect(p.begin(at: at(5_000_000)).allSatisfy { if case .armTimer = $0 { false } else { true } })
     }
 }
+

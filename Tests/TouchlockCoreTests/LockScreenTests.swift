@@ -122,25 +122,6 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
     }
 }
 
-@Suite struct ConfigTests {
-    @Test func settingsAreReadAndABadLineNamesFileAndLine() {
-        var c = Config()
-        #expect(throws: Never.self) {
-            try c.apply("# comment\n; comment\ngrid = 4x4\nerror_hold_ms = 3000  # long\npath_color = #00aaff80 ; translucent\n", file: "a.conf")
-        }
-        #expect(c.rows == 4 && c.columns == 4)
-        #expect(c.errorHold == .milliseconds(3000))
-        #expect(c.theme.path.alpha == 128.0 / 255)
-        #expect(throws: Config.Error(file: "b.conf", line: 2, message: "unknown key 'gird'")) {
-            try c.apply("\ngird = 3x3\n", file: "b.conf")
-        }
-        #expect(throws: Config.Error(file: "c.conf", line: 1, message: "grid: expected ROWSxCOLUMNS from 2x2 to 9x9, found '1x3'")) {
-            try c.apply("grid = 1x3", file: "c.conf")
-        }
-        #expect(throws: Config.Error.self) { try c.apply("pattern_hash = 0-1-2-5-8", file: "d.conf") }
-    }
-}
-
 @Suite struct SegmentDamageTests {
     @Test func aLongDiagonalDamagesAChainOfBoxesNotItsSquare() {
         var d = Damage(bounds: Size(width: 1000, height: 1000))
@@ -156,22 +137,5 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
             }
         }
         #expect(d.rects.count <= Damage.maximumRects)
-    }
-}
-
-@Suite struct LatencyStatsTests {
-    @Test func percentilesFollowTheSamples() {
-        var s = LatencyStats()
-        #expect(s.percentile(0.5) == nil)
-        for us in 1...100 { s.record(Interval(microseconds: Int64(us))) }
-        #expect(s.percentile(0.5) == Interval(microseconds: 50) || s.percentile(0.5) == Interval(microseconds: 51))
-        #expect(s.percentile(0.99)!.microseconds >= 99)
-        #expect(s.maximum == Interval(microseconds: 100))
-        // Slow outliers land in coarse buckets and in the maximum exactly.
-        s.record(.milliseconds(50))
-        s.record(Interval(microseconds: 900_000))
-        #expect(s.maximum == Interval(microseconds: 900_000))
-        #expect(s.percentile(1.0) == Interval(microseconds: 900_000))
-        #expect(s.count == 102)
     }
 }

@@ -123,7 +123,7 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
 
     @Test func theErrorHoldIsConfigurable() throws {
         var c = Config()
-        try c.apply("error_hold_ms = 1200\n", file: "t.conf")
+        try c.apply(settings: "error_hold_ms = 1200\n")
         var s = LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
                            session: Session(errorHold: c.errorHold),
                            builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))

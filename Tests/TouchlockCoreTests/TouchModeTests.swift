@@ -177,10 +177,14 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
 
     @Test func theConfigReadsQuirksAndOrientation() throws {
         var c = Config()
-        try c.apply("input_quirk = 0eef:0001 x=ABS_Z y=ABS_RX\ntouch_rotation = 90\ntouch_flip = x\n", file: "t.conf")
-        #expect(c.inputQuirks.count == 1)
+        try c.apply(settings: "input_quirk = 0eef:0001 x=ABS_Z y=ABS_RX\ntouch_rotation = 90\ntouch_flip = x\n")
+        try c.set(section: "input", key: "quirk", value: "\"ILITEK Multi-Touch\" swap_xy invert_y")
+        #expect(c.inputQuirks.count == 2)
         #expect(c.touchOrientation == TouchOrientation(rotation: 90, flipX: true))
-        #expect(throws: Config.Error.self) { try c.apply("touch_rotation = 45\n", file: "t.conf") }
+        #expect(throws: Config.BadValue.self) { try c.apply(settings: "touch_rotation = 45\n") }
+        // --check-config prints every quirk, and what it prints reads back the same.
+        #expect(c.text.contains("quirk = 0eef:0001 x=ABS_Z y=ABS_RX\nquirk = \"ILITEK Multi-Touch\" swap_xy invert_y\n"))
+        #expect(try InputQuirk.parse(c.inputQuirks[1].text) == c.inputQuirks[1])
     }
 }
 

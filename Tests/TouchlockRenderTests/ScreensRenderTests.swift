@@ -77,7 +77,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
     @Test func twelveDigitsOnANarrowPortraitScreenStayInsideTheirBoxes() throws {
         let size = Size(width: 360, height: 640)
         var c = Config()
-        try c.apply("unlock_method = code\ncode_length = 12\nmessage_code_prompt = Enter the twelve digits of your code to unlock this device\n", file: "t")
+        try c.apply(settings: "unlock_method = code\ncode_length = 12\nmessage_code_prompt = Enter the twelve digits of your code to unlock this device\n")
         var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
         let incremental = ShadowBuffer(size: size), full = ShadowBuffer(size: size)
         let ri = Renderer(shadow: incremental), rf = Renderer(shadow: full)
@@ -123,7 +123,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         defer { unlink(path) }
         try Renderer(shadow: img).writePNG(to: path)
         var c = Config()
-        try c.apply("unlock_method = code\nbackground_image = \(path)\n", file: "bg.conf")
+        try c.apply(settings: "unlock_method = code\nbackground_image = \(path)\n")
         let size = Size(width: 400, height: 400)
         let lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
         let shadow = ShadowBuffer(size: size)
@@ -147,7 +147,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
     func previewsMatchTheGoldenImages(index: Int) throws {
         let g = Self.golden[index]
         var config = Config()
-        try config.apply(g.config, file: "golden")
+        try config.apply(settings: g.config)
         let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
                                           density: Density(screen: g.size, physicalMillimetres: nil))
         let shadow = ShadowBuffer(size: g.size)

@@ -1,0 +1,85 @@
+import Glibc
+import TouchlockCore
+
+/// Files that must survive a crash or a power cut the moment a call returns.
+public enum DurableFile {
+    /// Replaces `path` with `bytes`: writes a temporary file beside it, fsyncs it, renames
+    /// it over `path` and fsyncs the directory, so the file is either the old or the new
+    /// one, never a mix, and the new one is on disk when this returns. The file is
+    /// created with `mode`. On failure the temporary file is removed and `path` is untouched.
+    public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
+        let dir = directory(of: path)
+        let temp = path + ".new"
+        let fd = try SystemCall.check("open", temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
+        do throws(SystemError) {
+            try SystemCall.check("fchmod", temp) { fchmod(fd, mode) }
+            var offset = 0
+            while offset < bytes.count {
+                let n = try SystemCall.check("write", temp) {
+                    bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                }
+                offset += n
+            }
+            try SystemCall.check("fsync", temp) { fsync(fd) }
+            let r = close(fd)
+            if r != 0 { throw SystemError("close", .current, temp) }
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+        do {
+            try SystemCall.check("rename", path) { rename(temp, path) }
+        } catch {
+            unlink(temp)
+            throw error
+        }
+        let dfd = try SystemCall.check("open", dir) { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(dfd) }
+        try SystemCall.check("fsync", dir) { fsync(dfd) }
+    }
+
+    /// The whole file, or nil if it does not exist.
+    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+        let fd: Int32
+        do {
+            fd = try SystemCall.check("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        } catch where error.errno == .noEntry {
+            return nil
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 8192)
+        while true {
+            let n = try SystemCall.check("read", path) { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            if n == 0 { break }
+            out.append(contentsOf: buf[0..<n])
+            if out.count > 1 << 20 { throw SystemError("read", Errno(rawValue: EFBIG), path) }
+        }
+        return out
+    }
+
+    /// Creates `dir` with `mode` if it does not exist (not its parents).
+    public static func makeDirectory(_ dir: String, mode: mode_t = 0o700) throws(SystemError) {
+        var st = stat()
+        if stat(dir, &st) == 0 { return }
+        do {
+            try SystemCall.check("mkdir", dir) { mkdir(dir, mode) }
+        } catch where error.errno == Errno(rawValue: EEXIST) {}
+    }
+
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+}
+
+/// The kernel's random id of the running boot: a new one at every boot.
+public enum BootID {
+    public static func current(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
+        guard let bytes = try? DurableFile.read(path) else { return nil }
+        let s = String(decoding: bytes.filter { $0 > 32 && $0 < 127 }, as: UTF8.self)
+        return s.isEmpty ? nil : s
+    }
+}

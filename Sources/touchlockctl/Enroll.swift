@@ -1,0 +1,118 @@
+import Glibc
+import TouchlockControl
+import TouchlockCore
+import TouchlockSecrets
+import TouchlockSystem
+
+/// The fewest digits a code has.
+let minimumCodeLength = 4
+
+/// Reads one line from standard input into a buffer the caller wipes. On a terminal
+/// it prompts on stderr and turns echo off.
+func readSecretLine(prompt: String) -> [UInt8]? {
+    let tty = isatty(0) == 1
+    var saved = termios()
+    if tty {
+        writeError(prompt)
+        tcgetattr(0, &saved)
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(0, TCSAFLUSH, &quiet)
+    }
+    defer {
+        if tty {
+            tcsetattr(0, TCSAFLUSH, &saved)
+            writeError("\n")
+        }
+    }
+    var line = [UInt8]()
+    var byte: UInt8 = 0
+    while true {
+        let n = read(0, &byte, 1)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return line.isEmpty ? nil : line }
+        if byte == UInt8(ascii: "\n") { return line }
+        if byte != UInt8(ascii: "\r") { line.append(byte) }
+        if line.count > 1024 { SecretHash.wipe(&line); return nil }
+    }
+}
+
+/// `touchlockctl enroll pattern|code [--duress]`, `enroll --remove METHOD`,
+/// `enroll --status`. The secret is read twice on standard input (one per line; on a
+/// terminal without echo), checked, hashed here with yescrypt, and only the hash is sent
+/// to the daemon, which accepts it from root only.
+func enrollCommand(_ args: [String], socket: String) -> Int32 {
+    var method: String?
+    var duress = false, remove = false, status = false
+    for a in args {
+        switch a {
+        case "pattern", "code": method = a
+        case "--duress": duress = true
+        case "--remove": remove = true
+        case "--status": status = true
+        default: usageError("enroll: unexpected argument \(a)")
+        }
+    }
+    let client = connect(socket)
+    let statusLine = request(client, .status, echo: false)
+    guard let st = try? client.decode(Status.self, from: statusLine) else { fail("enroll: unreadable status: \(statusLine)") }
+    if status {
+        let enrolled = st.enrolled ?? []
+        for m in [UnlockMethod.pattern, .code] {
+            printLine("\(m.rawValue): \(enrolled.contains(m) ? "enrolled" : "not enrolled")")
+        }
+        return Exit.ok
+    }
+    guard let method else { usageError("enroll: say which secret: pattern or code") }
+    if duress && method != "code" { usageError("enroll: only a code can be a duress code") }
+    let target = duress ? "duress" : method
+    if remove {
+        let reply = send(client, Request(id: 0, request: .enroll, method: target, hash: nil))
+        return reply ? Exit.ok : Exit.failure
+    }
+
+    let what = duress ? "duress code" : method
+    guard var first = readSecretLine(prompt: "New \(what): ") else { fail("enroll: no \(what) on standard input") }
+    defer { SecretHash.wipe(&first) }
+    guard var second = readSecretLine(prompt: "Repeat the \(what): ") else {
+        fail("enroll: give the \(what) twice (two lines on standard input)")
+    }
+    defer { SecretHash.wipe(&second) }
+    guard SecretHash.constantTimeEqual(first, second) else { fail("enroll: the two entries differ; nothing changed") }
+
+    var bytes: [UInt8]
+    if method == "pattern" {
+        let rows = st.pattern.rows, columns = st.pattern.columns
+        let minimum = st.pattern.minLength ?? 4
+        let pattern: Pattern
+        do { pattern = try Pattern(parsing: String(decoding: first, as: UTF8.self), rows: rows, columns: columns) } catch {
+            fail("enroll: \(error)")
+        }
+        guard pattern.nodes.count >= minimum else {
+            fail("enroll: a pattern connects at least \(minimum) nodes; this one has \(pattern.nodes.count)")
+        }
+        bytes = pattern.secretBytes
+    } else {
+        guard first.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            fail("enroll: a code is made of digits only")
+        }
+        guard first.count >= minimumCodeLength else {
+            fail("enroll: a code has at least \(minimumCodeLength) digits; this one has \(first.count)")
+        }
+        var digits = first
+        bytes = codeSecretBytes(&digits)
+    }
+    let hash: String
+    do { hash = try SecretHash.make(&bytes) } catch { fail("enroll: \(error)") }
+    return send(client, Request(id: 0, request: .enroll, method: target, hash: hash)) ? Exit.ok : Exit.failure
+}
+
+private func send(_ client: ControlClient, _ r: Request) -> Bool {
+    let line: String
+    do { line = try client.request(r, timeout: .milliseconds(10_000)) } catch { fail("enroll: \(error)") }
+    guard let header = try? client.decode(ReplyHeader.self, from: line) else { fail("enroll: unreadable reply: \(line)") }
+    if let e = header.error { fail("enroll: \(e)") }
+    let name = r.method ?? "secret"
+    printLine(r.hash == nil ? "\(name) removed" : "\(name) enrolled")
+    return header.ok
+}

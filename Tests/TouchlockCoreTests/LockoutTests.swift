@@ -1,0 +1,191 @@
+import Testing
+@testable import TouchlockCore
+
+private let minute: Int64 = 60_000_000
+
+/// A lock screen whose session stores its record, as the daemon's does.
+private func persistentScreen(schedule: LockoutSchedule = .gatekeeper) -> LockScreen {
+    LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+               session: Session(schedule: schedule, persistent: true),
+               builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+}
+
+private func events(_ actions: [LockScreen.Action]) -> [LockEvent] {
+    actions.compactMap { if case .emit(let e) = $0 { return e } else { return nil } }
+}
+
+private func stores(_ actions: [LockScreen.Action]) -> [LockoutRecord] {
+    actions.compactMap { if case .store(let r) = $0 { return r } else { return nil } }
+}
+
+extension LockScreen {
+    /// Draws a wrong pattern, gets it rejected with `digest`, and stores the result.
+    mutating func fail(_ nodes: [Int], digest: [UInt8]?, at t: Int64, storeError: String? = nil)
+        -> (verdict: [Action], stored: [Action]) {
+        let (_, end) = draw(nodes, id: Int(t / 1000), from: t)
+        let v = verified(.wrong(digest: digest), at: at(end))
+        let s = stores(v).isEmpty ? [] : stored(error: storeError, at: at(end))
+        return (v, s)
+    }
+}
+
+@Suite struct LockoutTests {
+    @Test func theDefaultScheduleIsGatekeepers() {
+        let g = LockoutSchedule.gatekeeper
+        let minutes = (1...10).map { g.wait(after: $0).microseconds / minute }
+        #expect(minutes == [0, 0, 0, 0, 1, 5, 15, 30, 90, 243])
+        #expect(g.wait(after: 11).microseconds == 43_740 * 1_000_000)
+        #expect(g.wait(after: 19).microseconds == 286_978_140 * 1_000_000)  // 9.09 years
+        #expect(g.wait(after: 20).microseconds == Int64(Int32.max) * 1_000_000)
+        #expect(g.wait(after: 500) == g.wait(after: 20))
+        #expect(LockoutSchedule(parsing: "gatekeeper") == g)
+        #expect(LockoutSchedule(parsing: "0, 0, 5")?.wait(after: 7) == .milliseconds(5000))
+        #expect(LockoutSchedule(parsing: "1,x") == nil)
+        #expect(LockoutSchedule(parsing: "-1") == nil)
+    }
+
+    @Test func theFifthFailureLocksOutAfterItIsStoredAndInputIsIgnored() {
+        var s = persistentScreen()
+        var t: Int64 = 0
+        for n in 1...4 {
+            let (v, st) = s.fail([0, 1, 2, n + 3], digest: [UInt8(n)], at: t)
+            // Nothing is shown or told before the record is stored.
+            #expect(v == [.store(LockoutRecord(failures: n))])
+            #expect(events(st) == [.failed(.pattern, failures: n, retryAfter: .milliseconds(500))])
+            t += 10_000_000
+            _ = s.timer(at: at(t - 1))
+        }
+        let (v, st) = s.fail([8, 7, 6, 3], digest: [5], at: t)
+        let stored = stores(v)
+        #expect(stored.count == 1 && stored[0].failures == 5 && stored[0].deadline != nil)
+        let until = stored[0].deadline!
+        #expect(events(st).contains(.lockout(until: until)))
+        #expect(s.session.state == .lockout(until: until))
+        #expect(s.scene.prompt == "Too many attempts. Try again in 1:00")
+        // A finger during the lockout does nothing, and the countdown ticks.
+        let mid = until + Interval(microseconds: -30_500_000)
+        #expect(s.touches([ScreenTouch(id: 99, phase: .began, point: grid3.center(of: 0))], at: mid).isEmpty)
+        let tick = s.timer(at: mid)
+        #expect(tick.contains(.redraw) && tick.contains(.armTimer(until + Interval(microseconds: -30_000_000))))
+        #expect(s.scene.prompt == "Too many attempts. Try again in 0:31")
+        _ = s.touches([ScreenTouch(id: 99, phase: .ended, point: grid3.center(of: 0))], at: mid)
+        _ = s.timer(at: until)
+        #expect(s.session.state == .locked && s.session.failures == 5)
+    }
+
+    @Test func repeatingARecentWrongGuessDoesNotCountAgain() {
+        var s = persistentScreen()
+        _ = s.fail([0, 1, 2, 5], digest: [1, 1], at: 0)
+        _ = s.timer(at: at(5_000_000))
+        // The same guess: shown wrong, not stored, not counted.
+        let (v, _) = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6_000_000)
+        #expect(stores(v).isEmpty)
+        #expect(events(v) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
+        #expect(s.session.failures == 1)
+        _ = s.timer(at: at(7_000_000))
+        // Five minutes later it counts again.
+        _ = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6 * minute)
+        #expect(s.session.failures == 2)
+    }
+
+    @Test func onlyTheLastFiveDistinctWrongGuessesAreRemembered() {
+        var memory = RecentWrongGuesses()
+        for i in 0..<6 { memory.record([UInt8(i)], at: at(Int64(i))) }
+        let has0 = memory.contains([0], at: at(10))
+        let has1 = memory.contains([1], at: at(10)), has5 = memory.contains([5], at: at(10))
+        #expect(!has0 && has1 && has5)
+        let later = memory.contains([5], at: at(5 * minute + 5))
+        #expect(!later)
+    }
+
+    @Test func aFailureThatCannotBeStoredKeepsTheScreenLockedAndSaysWhy() {
+        var s = persistentScreen()
+        let (_, st) = s.fail([0, 1, 2, 5], digest: [1], at: 0, storeError: "No space left on device")
+        #expect(s.session.state.name == "store_failed")
+        #expect(s.scene.prompt.contains("No space left on device"))
+        #expect(events(st).contains(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))))
+        // Input stays refused; a touch retries the store.
+        let retry = s.touches([ScreenTouch(id: 5, phase: .began, point: grid3.center(of: 0))], at: at(60_000_000))
+        #expect(stores(retry) == [LockoutRecord(failures: 1)])
+        #expect(!s.session.acceptsInput)
+        _ = s.stored(error: nil, at: at(60_000_001))
+        #expect(s.session.state.name == "wrong")
+        _ = s.touches([ScreenTouch(id: 5, phase: .moved, point: grid3.center(of: 4))], at: at(60_100_000))
+        _ = s.timer(at: at(60_600_001))
+        #expect(s.session.state == .locked)
+        #expect(s.pattern.path.isEmpty)  // the retrying finger draws nothing
+    }
+
+    @Test func aMatchAfterFailuresStoresTheResetBeforeUnlocking() {
+        var s = persistentScreen()
+        _ = s.fail([0, 1, 2, 5], digest: [1], at: 0)
+        _ = s.timer(at: at(1_000_000))
+        let (_, end) = s.draw([0, 4, 8], id: 7, from: 2_000_000)
+        let v = s.verified(.match(duress: false), at: at(end))
+        #expect(v == [.store(LockoutRecord())])
+        let after = s.stored(error: nil, at: at(end))
+        #expect(events(after) == [.unlocked(.pattern, at: at(end))])
+    }
+
+    @Test func theDuressCodeUnlocksAndTellsSubscribersFirst() {
+        var s = persistentScreen()
+        let (_, end) = s.draw([0, 4, 8], id: 7, from: 0)
+        let v = s.verified(.match(duress: true), at: at(end))
+        #expect(events(v) == [.duress(.pattern, at: at(end)), .unlocked(.pattern, at: at(end))])
+    }
+
+    @Test func aRestartHonoursTheWaitAndARebootArmsItAgain() {
+        let record = LockoutRecord(failures: 6, deadline: at(10 * minute))
+        let g = LockoutSchedule.gatekeeper
+        #expect(record.restored(sameBoot: true, now: at(8 * minute), schedule: g) == record)
+        #expect(record.restored(sameBoot: true, now: at(11 * minute), schedule: g) == LockoutRecord(failures: 6))
+        // After a reboot the clock starts again: the full 5 minutes from now.
+        #expect(record.restored(sameBoot: false, now: at(1_000_000), schedule: g)
+                == LockoutRecord(failures: 6, deadline: at(1_000_000 + 5 * minute)))
+        #expect(LockoutRecord(failures: 3).restored(sameBoot: false, now: at(0), schedule: g) == LockoutRecord(failures: 3))
+
+        var s = LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+                           session: Session(restoring: record, at: at(8 * minute), schedule: g),
+                           builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        let resumed = s.resume(at: at(8 * minute))
+        #expect(resumed.contains(.armTimer(at(10 * minute))))
+        #expect(s.scene.prompt == "Too many attempts. Try again in 2:00")
+        #expect(s.session.record == record)
+    }
+
+    @Test func theStateFileRoundTripsAndRefusesWhatItDoesNotKnow() throws {
+        var st = StoredState()
+        st.bootID = "5b0c6a4e-1111-2222-3333-444455556666"
+        st.lockout = LockoutRecord(failures: 5, deadline: at(123_456))
+        st.patternHash = "$y$j9T$abcdefghijklmnop$qrstuvwxyz0123456789"
+        let back = try StoredState(parsing: st.text)
+        #expect(back == st)
+        #expect(back.enrolled == [.pattern])
+        #expect(throws: StoredState.Error(line: 3, message: "unknown key 'fail'")) {
+            try StoredState(parsing: "version = 1\n\nfail = 3\n")
+        }
+        #expect(throws: StoredState.Error.self) { try StoredState(parsing: "pattern_hash = 0-1-2-3\n") }
+    }
+
+    @Test func theCountdownReadsAsAClock() {
+        #expect(Interval(microseconds: 59_000_001).countdown == "1:00")
+        #expect(Interval(microseconds: 5_400_000_000).countdown == "1:30:00")
+        #expect(Interval(microseconds: 393_660_000_000).countdown == "4 d 13 h")
+    }
+}
+
+@Suite struct LatencyEstimatorTests {
+    @Test func quantilesAreWithinABucketOfTheTruth() {
+        var e = LatencyEstimator()
+        #expect(e.quantile(0.5) == nil)
+        // 1..1000 ms: p50 is 500 ms, p99 990 ms.
+        for ms in 1...1000 { e.record(.milliseconds(Int64(ms))) }
+        let p50 = Double(e.quantile(0.5)!.microseconds), p99 = Double(e.quantile(0.99)!.microseconds)
+        #expect(abs(p50 - 500_000) / 500_000 <= 0.04)
+        #expect(abs(p99 - 990_000) / 990_000 <= 0.04)
+        #expect(e.quantile(1) == .milliseconds(1000) && e.count == 1000)
+        var tiny = LatencyEstimator()
+        tiny.record(Interval(microseconds: 3))
+        #expect(tiny.quantile(0.5) == Interval(microseconds: 3))
+    }
+}

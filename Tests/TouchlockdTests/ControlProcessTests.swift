@@ -1,0 +1,77 @@
+import Glibc
+import Testing
+import TouchlockControl
+import TouchlockCore
+import TouchlockSystem
+
+private let screen = Size(width: 640, height: 400)
+
+@Suite(.serialized) struct ControlProcessTests {
+    @Test func enrollingByStandardInputThenUnlockingAndLockingAgain() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        try d.start(replay: nil)
+        #expect(try d.ctl(["enroll", "--status"]).output == "pattern: not enrolled\ncode: not enrolled\n")
+
+        // Typed twice; both must match and be long enough.
+        var r = try d.ctl(["enroll", "pattern"], input: "0-4-8-5\n0-4-8-5\n")
+        #expect(r.status == 0 && r.output == "pattern enrolled\n")
+        r = try d.ctl(["enroll", "code"], input: "123456\n123457\n")
+        #expect(r.status == 1 && r.output.contains("the two entries differ"))
+        r = try d.ctl(["enroll", "code"], input: "123\n123\n")
+        #expect(r.status == 1 && r.output.contains("at least 4 digits"))
+        r = try d.ctl(["enroll", "pattern"], input: "0-1-2\n0-1-2\n")
+        #expect(r.status == 1 && r.output.contains("at least 4 nodes"))
+        r = try d.ctl(["enroll", "code"], input: "123456\n")
+        #expect(r.status == 1 && r.output.contains("twice"))
+        r = try d.ctl(["enroll", "code"], input: "246810\n246810\n")
+        #expect(r.status == 0)
+        #expect(try d.ctl(["enroll", "--status"]).output == "pattern: enrolled\ncode: enrolled\n")
+
+        // Only hashes are stored, in a root-only file.
+        let text = d.stateText ?? ""
+        #expect(text.contains("pattern_hash = $y$") && text.contains("code_hash = $y$"))
+        #expect(!text.contains("0-4-8-5") && !text.contains("246810"))
+        var st = stat()
+        #expect(stat(d.statePath, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(!d.log.contains("246810") && !d.log.contains("0-4-8-5"))
+
+        // The enrolled pattern unlocks; lock takes the device back.
+        d.kill(SIGTERM)
+        #expect(d.waitExit() == 0)
+        let replay = d.dir + "/right.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 1, 2, 5], [0, 4, 8, 5]], on: screen).utf8))
+        try d.start(replay: replay)
+        r = try d.ctl(["wait-unlock", "--timeout", "15"])
+        #expect(r.status == 0 && r.output.contains("\"event\":\"unlocked\""))
+        #expect(try d.status().state == .unlocked)
+        r = try d.ctl(["lock"])
+        #expect(r.status == 0 && r.output.contains("\"state\":\"locked\""))
+        #expect(try d.status().state == .locked)
+        r = try d.ctl(["metrics"])
+        #expect(r.status == 0 && r.output.contains("\"p99\":"), "\(r.output)")
+    }
+
+    @Test func theSocketIsForItsGroupAndEnrollmentForRoot() throws {
+        guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, let users = getgrnam("users") else {
+            Issue.record("skipped: needs root, setpriv and a 'users' group")
+            return
+        }
+        let gid = users.pointee.gr_gid
+        let d = try DaemonProcess(config: "socket_group = users\n")
+        chmod(d.dir, 0o755)
+        try d.start(replay: nil)
+        var st = stat()
+        #expect(stat(d.socketPath, &st) == 0 && st.st_gid == gid && st.st_mode & 0o777 == 0o660)
+
+        let member = ["--reuid=65534", "--regid=\(gid)", "--clear-groups"]
+        let supplementary = ["--reuid=65534", "--regid=65534", "--groups=\(gid)"]
+        let stranger = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        #expect(try d.ctl(["status"], as: member).status == 0)
+        #expect(try d.ctl(["status"], as: supplementary).status == 0)
+        let refused = try d.ctl(["enroll", "code"], input: "123456\n123456\n", as: member)
+        #expect(refused.status == 1 && refused.output.contains("forbidden"), "\(refused.output)")
+        let outsider = try d.ctl(["status"], as: stranger)
+        #expect(outsider.status == 1 && outsider.output.contains("Permission denied"), "\(outsider.output)")
+        #expect(d.log.contains("refused enroll"))
+    }
+}

@@ -1,0 +1,136 @@
+import Glibc
+import Testing
+import TouchlockControl
+import TouchlockCore
+import TouchlockSecrets
+import TouchlockSystem
+
+private let screen = Size(width: 640, height: 400)
+private let rightPattern = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5])
+private let fiveWrong = [[0, 1, 2, 5], [6, 3, 0, 1], [2, 4, 6, 7], [8, 7, 6, 3], [1, 4, 7, 8]]
+
+private func enrolledState() throws -> String {
+    var bytes = rightPattern.secretBytes
+    var s = StoredState()
+    s.patternHash = try SecretHash.make(&bytes)
+    return s.text
+}
+
+private func writeFile(_ path: String, _ text: String) throws {
+    try DurableFile.makeDirectory(DurableFile.directory(of: path))
+    try DurableFile.replace(path, with: Array(text.utf8))
+}
+
+/// Waits for the first event matching `want` on a subscribed client.
+private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Event) -> Bool) throws -> Event? {
+    let deadline = EventLoop.now() + .milliseconds(timeout)
+    while true {
+        let left = deadline - EventLoop.now()
+        if left.microseconds <= 0 { return nil }
+        let next: (event: Event, line: String)?
+        do { next = try c.nextEvent(timeout: left) } catch {
+            if case .timedOut = error { return nil }
+            throw error
+        }
+        guard let next else { return nil }
+        if want(next.event) { return next.event }
+    }
+}
+
+@Suite(.serialized) struct LockoutProcessTests {
+    @Test func aLockoutSurvivesSigkillAndTheRestartHonoursTheRemainingWait() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        try writeFile(d.statePath, try enrolledState())
+        let replay = d.dir + "/wrong.evemu"
+        try writeFile(replay, recording(of: fiveWrong, on: screen))
+
+        try d.start(replay: replay)
+        let sub = try d.client()
+        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        let lockout = try waitEvent(sub) { if case .lockout = $0 { true } else { false } }
+        #expect(lockout != nil, "no lockout event; log:\n\(d.log)")
+        let before = try d.status()
+        #expect(before.state == .lockout && before.failures == 5)
+        // Gatekeeper's fifth failure: one minute.
+        #expect((55_000...60_000).contains(before.retryAfterMilliseconds ?? 0))
+        #expect(d.stateText?.contains("failures = 5") == true)
+
+        d.kill(SIGKILL)
+        d.waitExit()
+        let killedAt = EventLoop.now()
+
+        // Restarted with the same wrong patterns replayed: they are ignored.
+        try d.start(replay: replay)
+        let after = try d.status()
+        #expect(after.state == .lockout && after.failures == 5)
+        #expect(after.lockoutUntil == before.lockoutUntil)
+        let elapsed = (EventLoop.now() - killedAt).milliseconds
+        #expect((after.retryAfterMilliseconds ?? 0) <= (before.retryAfterMilliseconds ?? 0) - elapsed + 50)
+        #expect((after.retryAfterMilliseconds ?? 0) > 40_000)
+        let sub2 = try d.client()
+        _ = try sub2.request(.subscribe, timeout: .milliseconds(5000))
+        let failed = try waitEvent(sub2, timeout: 4000) { if case .failed = $0 { true } else { false } }
+        #expect(failed == nil, "input was not ignored during the lockout")
+        #expect(try d.status().failures == 5)
+        #expect(d.log.contains("restored 5 failure(s) in a row"))
+    }
+
+    @Test func aRebootArmsTheFullWaitAgain() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        // Stored on another boot, its deadline long past on that boot's clock.
+        var s = try StoredState(parsing: try enrolledState())
+        s.bootID = "00000000-0000-0000-0000-000000000000"
+        s.lockout = LockoutRecord(failures: 6, deadline: Instant(microseconds: 1))
+        try writeFile(d.statePath, s.text)
+        try d.start(replay: nil)
+        let st = try d.status()
+        #expect(st.state == .lockout && st.failures == 6)
+        #expect((295_000...300_000).contains(st.retryAfterMilliseconds ?? 0))  // 5 minutes again
+        #expect(d.log.contains("after a reboot"))
+    }
+
+    @Test func aFullDiskLeavesTheScreenLockedAndSaysWhy() throws {
+        guard getuid() == 0 else {
+            Issue.record("skipped: mounting a tmpfs needs root")
+            return
+        }
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        let mnt = d.dir + "/small"
+        try DurableFile.makeDirectory(mnt)
+        guard system("mount -t tmpfs -o size=16k,mode=0700 tmpfs '\(mnt)'") == 0 else {
+            Issue.record("skipped: cannot mount a tmpfs here (no CAP_SYS_ADMIN?)")
+            return
+        }
+        defer {
+            d.kill(SIGKILL)
+            d.waitExit()
+            _ = system("umount '\(mnt)'")
+        }
+        d.statePath = mnt + "/state"
+        try writeFile(d.statePath, try enrolledState())
+        let original = d.stateText
+        // Fill the rest of the file system.
+        let fd = open(mnt + "/filler", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let block = [UInt8](repeating: 0xAA, count: 1024)
+        while write(fd, block, block.count) > 0 {}
+        #expect(errno == ENOSPC)
+        close(fd)
+
+        let replay = d.dir + "/wrong.evemu"
+        try writeFile(replay, recording(of: [fiveWrong[0], fiveWrong[1]], on: screen))
+        try d.start(replay: replay)
+        let sub = try d.client()
+        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        let failed = try waitEvent(sub) { if case .failed = $0 { true } else { false } }
+        #expect(failed != nil, "no failed event; log:\n\(d.log)")
+        let st = try d.status()
+        #expect(st.state == .storeFailed)
+        #expect(st.reason?.contains("No space left on device") == true)
+        #expect(d.log.contains("No space left on device"))
+        // The second wrong pattern was not taken: input stays blocked.
+        let second = try waitEvent(sub, timeout: 1500) { if case .failed = $0 { true } else { false } }
+        #expect(second == nil)
+        #expect(try d.status().failures == 1)
+        #expect(d.stateText == original)
+    }
+}
