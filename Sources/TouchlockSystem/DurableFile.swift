@@ -60,9 +60,13 @@ public enum DurableFile {
     }
 
     /// Creates `dir` with `mode` if it does not exist (not its parents).
+    /// Makes `dir` with `mode`, and any missing parent with 0755 (from an initramfs even
+    /// /var/lib may not exist yet).
     public static func makeDirectory(_ dir: String, mode: mode_t = 0o700) throws(SystemError) {
         var st = stat()
         if stat(dir, &st) == 0 { return }
+        let parent = directory(of: dir)
+        if parent != dir && parent != "/" && parent != "." { try makeDirectory(parent, mode: 0o755) }
         do {
             try SystemCall.check("mkdir", dir) { mkdir(dir, mode) }
         } catch where error.errno == Errno(rawValue: EEXIST) {}
