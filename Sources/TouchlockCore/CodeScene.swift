@@ -71,7 +71,9 @@ extension SceneBuilder {
         case .entering, .submitted, .accepted: error = false
         }
         let scale = theme.scale
-        let cursorOpacity = pad.cursorOpacity(at: now)
+        // No cursor, no focus while input is not taken (an error hold, a lockout).
+        let open = session.acceptsInput
+        let cursorOpacity = open ? pad.cursorOpacity(at: now) : nil
         let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
         let digitSize = min(theme.codeFontSize, Double(first.height) * 0.55, Double(first.width) * 0.8)
         var boxes: [Scene.Box] = []
@@ -79,7 +81,7 @@ extension SceneBuilder {
             let filled = i < pad.entered
             let content: Scene.Box.Content
             if let d = pad.shownDigit(i, at: now) { content = .digit(d) } else { content = filled ? .dot : .empty }
-            let focusedBox = pad.focused && pad.state == .entering && i == pad.cursorBox
+            let focusedBox = open && pad.focused && pad.state == .entering && i == pad.cursorBox
             // Seed 000: grey, the accent under the focused box; seed 002/003: filled
             // boxes apart from empty ones; the error colour on a wrong code.
             let underline = error ? theme.error : focusedBox ? theme.accent : filled ? theme.underlineFilled : theme.underline

@@ -293,8 +293,14 @@ public struct LockScreen: Sendable {
         out += apply(pattern.timerFired(at: now), at: now)
         if code != nil {
             let acts = code!.timerFired(at: now)
-            // Only the pad on screen animates; the other is not drawn and needs no wake-ups.
-            out += apply(active == .code ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
+            // Only the pad on screen animates, and only while it takes input: a hidden pad,
+            // or one waiting out a lockout, has no cursor and needs no wake-ups.
+            let animate = active == .code && session.acceptsInput
+            out += apply(animate ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
+            if wasLockout, active == .code, session.acceptsInput {
+                // The lockout is over: the cursor blinks again from now.
+                out += apply(code!.reset(at: now), at: now)
+            }
         }
         return out
     }

@@ -218,3 +218,22 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
     }
 }
 
+
+@Suite struct CodeLockoutTests {
+    @Test func duringALockoutTheCursorIsHiddenAndNothingBlinksThenItBlinksAgain() {
+        var s = codeScreen(lockout: LockoutSchedule(seconds: [30]))
+        _ = s.begin(at: at(0))
+        _ = s.tapCode([1, 1, 1, 1], from: 100_000)
+        _ = s.verified(false, at: at(1_000_000))
+        guard case .lockout(let until) = s.session.state else { Issue.record("no lockout: \(s.session.state)"); return }
+        #expect(s.scene.boxes.allSatisfy { $0.cursor == nil })
+        // The countdown wakes once a second; the cursor's blink does not.
+        let a = s.timer(at: at(1_637_500))
+        let wakes = a.compactMap { if case .armTimer(let t) = $0 { t } else { nil } }
+        #expect(wakes.allSatisfy { ($0.microseconds - until.microseconds) % 1_000_000 == 0 || $0 == until })
+        let after = s.timer(at: until)
+        #expect(s.session.state == .locked)
+        #expect(after.contains(.armTimer(until + CursorBlink.nextChange(after: Interval(microseconds: 0)))))
+        #expect(s.scene.boxes.contains { $0.cursor != nil })
+    }
+}
