@@ -78,15 +78,25 @@ public struct Metrics: Codable, Hashable, Sendable {
         public init(count: Int, p50: Int64?, p99: Int64?, max: Int64?) {
             self.count = count; self.p50 = p50; self.p99 = p99; self.max = max
         }
+        public init(_ e: LatencyEstimator) {
+            self.init(count: e.count, p50: e.quantile(0.5)?.microseconds, p99: e.quantile(0.99)?.microseconds,
+                      max: e.maximum?.microseconds)
+        }
     }
     public var eventToSubmit: Latency
+    /// To the frame being on screen: the page flip's completion (on the headless display,
+    /// the next turn of the loop).
+    public var eventToShown: Latency?
     /// Frames presented since the start.
     public var frames: Int
-    public init(eventToSubmit: Latency, frames: Int) { self.eventToSubmit = eventToSubmit; self.frames = frames }
+    public init(eventToSubmit: Latency, eventToShown: Latency? = nil, frames: Int) {
+        self.eventToSubmit = eventToSubmit; self.eventToShown = eventToShown; self.frames = frames
+    }
 
     enum CodingKeys: String, CodingKey {
         case frames
         case eventToSubmit = "event_to_submit_us"
+        case eventToShown = "event_to_shown_us"
     }
 }
 

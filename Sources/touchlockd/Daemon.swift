@@ -240,11 +240,7 @@ final class Daemon {
     }
 
     var metrics: Metrics {
-        Metrics(eventToSubmit: .init(count: eventToSubmit.count,
-                                     p50: eventToSubmit.quantile(0.5)?.microseconds,
-                                     p99: eventToSubmit.quantile(0.99)?.microseconds,
-                                     max: eventToSubmit.maximum?.microseconds),
-                frames: framesPresented)
+        Metrics(eventToSubmit: .init(eventToSubmit), eventToShown: .init(eventToShown), frames: framesPresented)
     }
 
     /// Stores (or with nil removes) the hash of the secret named by `method`.
