@@ -12,9 +12,18 @@ through the QEMU monitor and checks their pixels:
   (c) error   a wrong pattern shows the error colour, reports `failed` and stays locked;
   (d) code    a second daemon with `unlock_method = code`: taps on the on-screen keypad fill
               the boxes (underlines checked), report `progress` and the right code unlocks.
+  (e)-(j)     real panels (uinput clones), hotplug, SYN_DROPPED, a uinput keypad; each on a
+              daemon started with --once;
+  (k) enroll  a daemon with no secret in its config: `touchlockctl enroll pattern` on stdin;
+  (l) lockout five wrong patterns: `failed` 1-5, `lockout`, status, the countdown on screen,
+              a stroke during the lockout does nothing;
+  (m) hand-over  after the lockout the pattern unlocks, DRM master is dropped with nothing of
+              the pattern on the display, `touchlockctl lock` takes it back;
+  (n) once    each --once daemon of (e)-(j) exited 0 at its first unlock.
 
-Screendumps are saved as PNG in --out (idle.png, drawing.png, error.png, code.png) with the serial
-console log (console.log). --smoke checks only the infrastructure (card0, uinput, screendump).
+Screendumps are saved as PNG in --out (idle.png, drawing.png, error.png, code.png, lockout.png,
+handed-over.png) with the serial console log (console.log). --smoke checks only the
+infrastructure (card0, uinput, screendump).
 QEMU is killed after --timeout seconds and the run is retried once if the guest hung.
 Python standard library only.
 """
@@ -37,6 +46,14 @@ WRONG = [0, 3, 6, 7]
 CODE = [2, 5, 8, 0]
 SOCKET_CODE = "/run/touchlock/code.sock"
 ERROR_HOLD_MS = 2500
+# Enrollment and lockout (checks k-m): a daemon of its own, no secret in its config.
+SOCKET_ENROLL = "/run/touchlock/enroll.sock"
+LOCKOUT_SCHEDULE = "0,0,0,0,8"   # failures 1-4 free, the fifth locks out for 8 s
+LOCKOUT_HOLD_MS = 300
+# Five distinct wrong patterns (a repeated wrong guess would not count again), and one
+# drawn during the lockout.
+LOCKOUT_WRONG = [[0, 3, 6, 7], [2, 5, 8, 7], [6, 7, 8, 5], [0, 1, 4, 7], [3, 4, 5, 2]]
+LOCKOUT_TOUCHED = [8, 7, 6, 3]
 STEP_PX = 15                     # finger moves are interpolated every STEP_PX pixels
 STEP_MS = 8                      # ... and this far apart in time
 
@@ -367,6 +384,21 @@ def verify(image, nodes, pattern, mode):
     return problems
 
 
+def differing(a, b, rect):
+    """How many pixels of rect (x, y, w, h) differ by more than 40 in a channel between two
+    screendumps of the same size."""
+    x0, y0, w, h = rect
+    count = 0
+    for y in range(y0, min(y0 + h, a.height)):
+        i, j = (y * a.width + x0) * 3, (y * a.width + min(x0 + w, a.width)) * 3
+        ra, rb = a.rgb[i:j], b.rgb[i:j]
+        if ra == rb:
+            continue
+        count += sum(1 for k in range(0, len(ra), 3)
+                     if max(abs(ra[k] - rb[k]), abs(ra[k + 1] - rb[k + 1]), abs(ra[k + 2] - rb[k + 2])) > 40)
+    return count
+
+
 def poll_screen(guest, nodes, pattern, mode, timeout):
     """Screendumps until the picture is right for `mode`; returns the image."""
     deadline = time.monotonic() + timeout
@@ -589,7 +621,7 @@ class Run:
 
         for name, fn in zip(self.E2E_CHECKS, (idle, error, drawing, unlock, code)):
             self.record(name, fn)
-        self.panel_checks(guest, nodes, w, h)
+        self.panel_checks(guest, out, nodes, w, h)
 
     # Real panels: uinput clones of recorded descriptions, hotplug, SYN_DROPPED.
     CLONES = [("(e) a protocol-A panel (N-Trig) plugged in after start unlocks", "ntrig-dell-xt2-protocol-a.desc"),
@@ -600,10 +632,17 @@ class Run:
         "(h) unplugging and re-plugging the panel mid gesture leaves no touch stuck",
         "(i) a SYN_DROPPED flood leaves the daemon working and no touch stuck",
         "(j) the code pad unlocks through a uinput keyboard"]
+    # Enrollment, lockout, hand-over: a daemon with no secret in its config.
+    LOCKOUT_CHECKS = [
+        "(k) a pattern enrolled through touchlockctl on standard input",
+        "(l) five wrong patterns lock out: event, status, countdown on screen, touches ignored",
+        "(m) after the lockout the pattern unlocks, the display is handed over, lock takes it back",
+        "(n) touchlockd --once exits 0 at the first unlock"]
 
-    def panel_checks(self, guest, nodes, w, h):
-        self.expect_checks(self.PANEL_CHECKS)
+    def panel_checks(self, guest, out_dir, nodes, w, h):
+        self.expect_checks(self.PANEL_CHECKS + self.LOCKOUT_CHECKS)
         counter = {"n": 0}
+        once_exits = []     # (marker, exit status) of each --once daemon after its unlock
 
         def new_daemon():
             """Stops the injector and the daemon running, starts a daemon that exits at the
@@ -640,6 +679,13 @@ class Run:
             m, _, _ = guest.expect(r"^@@wait-unlock (\d+)$", 25, since, what="wait-unlock to exit")
             if m.group(1) != "0":
                 raise CheckFailed(f"no unlock: touchlockctl wait-unlock exited {m.group(1)}")
+            # The daemon runs with --once: it exits 0 at this first unlock (killed after 5 s).
+            _, lines = guest.run("(sleep 5; kill -9 $DPID) 2>/dev/null & KPID=$!; wait $DPID; R=$?;"
+                                 " kill $KPID 2>/dev/null; echo \"@@once $R\"")
+            status = next((l.split()[1] for l in lines if l.startswith("@@once ")), "?")
+            once_exits.append((marker, status))
+            if status != "0":
+                raise CheckFailed(f"touchlockd --once exited {status} after the unlock (137: still running after 5 s)")
 
         def clone(desc):
             def check():
@@ -698,6 +744,151 @@ class Run:
         self.record(self.PANEL_CHECKS[3], replug)
         self.record(self.PANEL_CHECKS[4], flood)
         self.record(self.PANEL_CHECKS[5], keyboard)
+
+        # ------------------------------------------------ enrollment and lockout
+        ctl = f"touchlockctl --socket {SOCKET_ENROLL}"
+        top = min(y for _, y in nodes)
+        margin = 0.4 * abs(nodes[1][0] - nodes[0][0])      # below the prompt, above the nodes
+        band = (0, 0, w, max(int(top - margin), 1))          # the prompt's band
+        shots = {}
+
+        def status():
+            _, lines = guest.run(f"{ctl} status </dev/null")
+            st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
+            if not st:
+                raise CheckFailed("no status: " + " | ".join(lines))
+            return st[-1]
+
+        def enroll():
+            guest.run("exec 3>&-; kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
+            conf = ["socket = " + SOCKET_ENROLL, "state_file = /tmp/enroll.state",
+                    f"lockout_schedule = {LOCKOUT_SCHEDULE}", f"error_hold_ms = {LOCKOUT_HOLD_MS}"]
+            guest.run("rm -f /tmp/enroll.state; printf '%s\\n' " + " ".join(f"'{c}'" for c in conf)
+                      + " >/tmp/enroll.conf")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/enroll.conf --display drm --input evdev </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!")
+            guest.expect(r"first frame shown", 30, since, what="the daemon's first frame")
+            guest.expect(r"no pattern enrolled", 1, since, what="the daemon's warning that no pattern is enrolled")
+            plug(None)
+            guest.run(f"i=0; while [ ! -S {SOCKET_ENROLL} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done;"
+                      f" test -S {SOCKET_ENROLL}")
+            _, before = guest.run(f"{ctl} enroll --status </dev/null")
+            if "pattern: not enrolled" not in before:
+                raise CheckFailed("before enrolling, enroll --status says: " + " | ".join(before))
+            secret = "-".join(str(i) for i in RIGHT)
+            _, out = guest.run(f"printf '%s\\n%s\\n' {secret} {secret} | {ctl} enroll pattern")
+            if "pattern enrolled" not in out:
+                raise CheckFailed("touchlockctl enroll pattern says: " + " | ".join(out))
+            _, after = guest.run(f"{ctl} enroll --status </dev/null")
+            if "pattern: enrolled" not in after:
+                raise CheckFailed("after enrolling, enroll --status says: " + " | ".join(after))
+            # Only the hash is stored.
+            guest.run(f"grep -q '[$]y[$]' /tmp/enroll.state && ! grep -q '{secret}' /tmp/enroll.state")
+            if status().get("enrolled") != ["pattern"]:
+                raise CheckFailed("status does not list the enrolled pattern")
+            shots["idle"] = poll_screen(guest, nodes, RIGHT, "idle", 5)
+            guest.run(f"{ctl} subscribe </dev/null >/dev/console 2>&1 &")
+
+        def lockout():
+            if "idle" not in shots:
+                raise CheckFailed("not reached: nothing enrolled")
+            for k, wrong in enumerate(LOCKOUT_WRONG, 1):
+                since = guest.mark()
+                inject(guest, stroke(nodes, wrong, lift=True), f"@@lockout-wrong-{k}")
+                m, _, _ = guest.expect(r'^\{.*"event"\s*:\s*"failed".*\}$', 10, since, what=f"failed event {k}")
+                if json.loads(m.group(0)).get("failures") != k:
+                    raise CheckFailed(f"failed event {k}: {m.string}")
+                if k < len(LOCKOUT_WRONG):
+                    # The error hold passes; the next attempt is taken.
+                    deadline = time.monotonic() + 5
+                    while status()["state"] != "locked":
+                        if time.monotonic() > deadline:
+                            raise CheckFailed(f"still not locked again after failure {k}")
+                        time.sleep(0.1)
+            guest.expect(r'"event"\s*:\s*"lockout"', 10, since, what="the lockout event")
+            st = status()
+            if st["state"] != "lockout" or st.get("failures") != 5 or not st.get("retry_after_ms"):
+                raise CheckFailed("status after five failures: " + json.dumps(st))
+            # The countdown takes the prompt's place; the chosen nodes are not selected.
+            deadline = time.monotonic() + 5
+            while True:
+                img = guest.screendump()
+                changed = differing(img, shots["idle"], band)
+                chosen = [i for i in LOCKOUT_WRONG[-1] if img.classify(*nodes[i])[0] == "selected"]
+                if changed > 200 and not chosen:
+                    break
+                if time.monotonic() > deadline:
+                    raise CheckFailed(f"lockout screen: {changed} pixels of the prompt band differ from idle,"
+                                      f" selected nodes {chosen}")
+                time.sleep(0.1)
+            save(out_dir, "lockout.png", img)
+            time.sleep(1.1)
+            ticked = differing(guest.screendump(), img, band)
+            if ticked == 0:
+                raise CheckFailed("the countdown did not change in 1.1 s")
+            # Touches do nothing: a (new) wrong pattern, finger held, then lifted.
+            if status().get("retry_after_ms", 0) < 2500:
+                raise CheckFailed("the lockout is too short to check touches during it")
+            since = guest.mark()
+            inject(guest, stroke(nodes, LOCKOUT_TOUCHED, lift=False), "@@lockout-touch")
+            img = guest.screendump()
+            chosen = [i for i in range(len(nodes)) if img.classify(*nodes[i])[0] == "selected"]
+            if chosen:
+                raise CheckFailed(f"nodes {chosen} selected by a stroke during the lockout")
+            inject(guest, [f"sleep {STEP_MS}", "up", "sleep 300"], "@@lockout-lift")
+            st = status()
+            events = [l for _, l in guest.lines[since:] if '"event"' in l]
+            if events or st["state"] != "lockout" or st.get("failures") != 5:
+                raise CheckFailed("a stroke during the lockout: " + " | ".join(events) + " " + json.dumps(st))
+            shots["lockout"] = True
+
+        def handover():
+            if "lockout" not in shots:
+                raise CheckFailed("not reached: no lockout")
+            st = status()
+            deadline = time.monotonic() + st.get("retry_after_ms", 0) / 1000 + 5
+            while st["state"] != "locked":
+                if time.monotonic() > deadline:
+                    raise CheckFailed("the lockout did not end: " + json.dumps(st))
+                time.sleep(min(max(st.get("retry_after_ms", 0) / 1000, 0.1), 1))
+                st = status()
+            since = guest.mark()
+            inject(guest, stroke(nodes, RIGHT, lift=True), "@@after-lockout")
+            guest.expect(r'"event"\s*:\s*"unlocked"', 10, since, what="the unlocked event")
+            guest.expect(r"DRM master dropped", 10, since, what="the daemon dropping DRM master")
+            # Nothing of the pattern is left on the display handed over.
+            img = guest.screendump()
+            left = [(label, img.classify(x, y)) for label, x, y, _ in sample_points(nodes, RIGHT)
+                    if img.classify(x, y)[0] != "background"]
+            if left:
+                raise CheckFailed("after the unlock: " + ", ".join(f"{l} is {c} rgb{p}" for l, (c, p) in left))
+            save(out_dir, "handed-over.png", img)
+            since = guest.mark()
+            guest.run(f"{ctl} lock </dev/null")
+            guest.expect(r'"event"\s*:\s*"locked"', 10, since, what="the locked event")
+            guest.expect(r"DRM master taken back", 10, since, what="the daemon taking DRM master back")
+            img = poll_screen(guest, nodes, RIGHT, "idle", 5)
+            if differing(img, shots["idle"], band) > 50:
+                raise CheckFailed("after lock the prompt band is not the idle one")
+            if status()["state"] != "locked":
+                raise CheckFailed("status after lock is not locked")
+            # Page flips work again: the path shows while drawing, and the pattern unlocks.
+            since = guest.mark()
+            inject(guest, stroke(nodes, RIGHT, lift=False), "@@relocked-stroke")
+            poll_screen(guest, nodes, RIGHT, "drawing", 5)
+            inject(guest, [f"sleep {STEP_MS}", "up"], "@@relocked-up")
+            guest.expect(r'"event"\s*:\s*"unlocked"', 10, since, what="the unlocked event after lock")
+
+        def once():
+            if not once_exits:
+                raise CheckFailed("no --once daemon was unlocked")
+            bad = [f"{m}: {s}" for m, s in once_exits if s != "0"]
+            if bad:
+                raise CheckFailed("exit status after the unlock: " + ", ".join(bad))
+
+        for name, fn in zip(self.LOCKOUT_CHECKS, (enroll, lockout, handover, once)):
+            self.record(name, fn)
 
 
 def save(out, name, img):
