@@ -48,7 +48,7 @@ func cpuName() -> String {
     defer { fclose(f) }
     var line = [CChar](repeating: 0, count: 512)
     while fgets(&line, Int32(line.count), f) != nil {
-        let s = String(cString: line)
+        let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if s.hasPrefix("model name") { return s.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters() } ?? s }
     }
     return "unknown CPU"
@@ -76,7 +76,7 @@ func readText(_ path: String) -> String? {
 func fmt(_ v: Double, _ digits: Int = 2) -> String {
     var buf = [CChar](repeating: 0, count: 64)
     _ = withVaList([v]) { vsnprintf(&buf, buf.count, "%.\(digits)f", $0) }
-    return String(cString: buf)
+    return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 func row(_ cells: String...) { StandardStreams.output("| " + cells.joined(separator: " | ") + " |") }
@@ -255,7 +255,12 @@ func benchFrames(_ o: BenchOptions) {
 let options = parseOptions()
 StandardStreams.output("# touchlock-bench\(options.tiny ? " (tiny: proves it runs; figures mean nothing)" : "")")
 StandardStreams.output("")
-StandardStreams.output("CPU: \(cpuName()); one core; build: \(_isDebugAssertConfiguration() ? "debug" : "release")")
+#if DEBUG
+let buildKind = "debug"
+#else
+let buildKind = "release"
+#endif
+StandardStreams.output("CPU: \(cpuName()); one core; build: \(buildKind)")
 if options.only.isEmpty || options.only.contains("input") { benchInput(options) }
 if options.only.isEmpty || options.only.contains("frames") { benchFrames(options) }
 
@@ -405,30 +410,11 @@ func benchDaemon(_ o: BenchOptions) {
     guard let d = mkdtemp(&template) else { return }
     let dir = String(cString: d)
 
-    StandardStreams.output("")
-    StandardStreams.output("## 4. Idle: wake-ups of the running daemon with nothing touched")
-    StandardStreams.output("")
-    row("screen", "seconds", "context switches", "per second", "target")
-    row("---", "---", "---", "---", "---")
-    let idleSeconds = o.tiny ? 1.0 : 10.0
-    for (screen, settings, target) in [("pattern", "", "0"), ("code pad, cursor blinking", "unlock_method = code\n", "<= 2")] {
-        guard let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir, settings: settings) else { continue }
-        if p.waitForLog("first frame shown", seconds: 10) {
-            usleep(300_000)
-            let c0 = p.contextSwitches()
-            usleep(UInt32(idleSeconds * 1e6))
-            let c1 = p.contextSwitches()
-            row(screen, fmt(idleSeconds, 0), "\(c1 - c0)", fmt(Double(c1 - c0) / idleSeconds, 1), target)
-        }
-        p.stop()
-    }
-
-    StandardStreams.output("")
-    StandardStreams.output("## 5. Memory and start-up (1920x1080, headless display)")
-    StandardStreams.output("")
+    // The drags first (latency and memory), then the idle daemon; printed in that order too.
     let frames = o.tiny ? 200 : 10_000
     let rec = "\(dir)/drag.evemu"
     var latencies: [(DragShape, String)] = []
+    var memoryRows: [[String]] = []
     for shape in [DragShape.pattern, .circles] {
         writeDragRecording(rec, shape: shape, frames: frames, intervalUs: 1000)
         let t0 = now()
@@ -442,14 +428,14 @@ func benchDaemon(_ o: BenchOptions) {
             let endRSS = p.status("VmRSS"), hwm = p.status("VmHWM")
             let buffers = 1920 * 1080 * 4 / 1024
             if shape == .pattern {
-                row("measure", "value", "target")
-                row("---", "---", "---")
-                row("exec to first frame shown", fmt(firstFrame * 1000, 1) + " ms", "")
-                row("VmRSS after start", "\(startRSS) kB", "")
-                row("VmRSS after \(frames) drag frames", "\(endRSS) kB", "")
-                row("VmHWM (peak)", "\(hwm) kB", "")
-                row("of which the shadow buffer", "\(buffers) kB", "")
-                row("resident apart from the shadow buffer", "\(endRSS - buffers) kB", "<= 16384 kB")
+                memoryRows = [
+                    ["exec to first frame shown", fmt(firstFrame * 1000, 1) + " ms", ""],
+                    ["VmRSS after start", "\(startRSS) kB", ""],
+                    ["VmRSS after \(frames) drag frames", "\(endRSS) kB", ""],
+                    ["VmHWM (peak)", "\(hwm) kB", ""],
+                    ["of which the shadow buffer", "\(buffers) kB", ""],
+                    ["resident apart from the shadow buffer", "\(endRSS - buffers) kB", "<= 16384 kB"],
+                ]
             }
         }
         p.stop()
@@ -469,6 +455,31 @@ func benchDaemon(_ o: BenchOptions) {
             row(shape == .pattern ? "node to node" : "circles, long tail", what, figures, target)
         }
     }
+
+    StandardStreams.output("")
+    StandardStreams.output("## 4. Idle: wake-ups of the running daemon with nothing touched")
+    StandardStreams.output("")
+    row("screen", "seconds", "context switches", "per second", "target")
+    row("---", "---", "---", "---", "---")
+    let idleSeconds = o.tiny ? 1.0 : 10.0
+    for (screen, settings, target) in [("pattern", "", "0"), ("code pad, cursor blinking", "unlock_method = code\n", "<= 2")] {
+        guard let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir, settings: settings) else { continue }
+        if p.waitForLog("first frame shown", seconds: 10) {
+            usleep(300_000)
+            let c0 = p.contextSwitches()
+            usleep(UInt32(idleSeconds * 1e6))
+            let c1 = p.contextSwitches()
+            row(screen, fmt(idleSeconds, 0), "\(c1 - c0)", fmt(Double(c1 - c0) / idleSeconds, 1), target)
+        }
+        p.stop()
+    }
+
+    StandardStreams.output("")
+    StandardStreams.output("## 5. Memory and start-up (1920x1080, headless display, node-to-node drag)")
+    StandardStreams.output("")
+    row("measure", "value", "target")
+    row("---", "---", "---")
+    for r in memoryRows { row(r[0], r[1], r[2]) }
     if getenv("TOUCHLOCK_BENCH_KEEP") == nil { unlink("\(dir)/bench.conf"); unlink("\(dir)/daemon.log"); unlink(rec); unlink("\(dir)/bench.sock"); rmdir(dir) }
 }
 
