@@ -41,25 +41,13 @@ public enum DurableFile {
 
     /// The whole file, or nil if it does not exist.
     public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
-        let fd: Int32
         do {
-            fd = try SystemCall.check("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+            return try FileContents.bytes(path, limit: 1 << 20)
         } catch where error.errno == .noEntry {
             return nil
         }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 8192)
-        while true {
-            let n = try SystemCall.check("read", path) { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
-            if n == 0 { break }
-            out.append(contentsOf: buf[0..<n])
-            if out.count > 1 << 20 { throw SystemError("read", Errno(rawValue: EFBIG), path) }
-        }
-        return out
     }
 
-    /// Creates `dir` with `mode` if it does not exist (not its parents).
     /// Makes `dir` with `mode`, and any missing parent with 0755 (from an initramfs even
     /// /var/lib may not exist yet).
     public static func makeDirectory(_ dir: String, mode: mode_t = 0o700) throws(SystemError) {

@@ -61,16 +61,8 @@ extension Substring {
 }
 
 func readText(_ path: String) -> String? {
-    guard let f = fopen(path, "re") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        bytes.append(contentsOf: buf[0..<n])
-        if n < buf.count { break }
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    // /proc files report no size: read until the end, as FileContents does.
+    try? FileContents.text(path)
 }
 
 func fmt(_ v: Double, _ digits: Int = 2) -> String {

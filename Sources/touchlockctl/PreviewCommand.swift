@@ -69,16 +69,3 @@ func previewCommand(_ args: [String]) -> Int32 {
     }
     return 0
 }
-
-private func readText(_ path: String) -> String? {
-    guard let f = fopen(path, "re") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n > 0 { bytes.append(contentsOf: buf[0..<n]) }
-        if n < buf.count { break }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}

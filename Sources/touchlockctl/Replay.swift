@@ -46,22 +46,6 @@ func replayCommand(_ args: [String]) -> Int32 {
     return Exit.failure
 }
 
-struct ReadError: Error, CustomStringConvertible { var description: String }
-
-func readText(_ path: String) throws -> String {
-    let f: UnsafeMutablePointer<FILE>
-    do { f = try SystemCall.checkPointer("fopen", path) { fopen(path, "re") } } catch { throw ReadError(description: "\(error)") }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        bytes.append(contentsOf: buf[0..<n])
-        if n < buf.count {
-            if ferror(f) != 0 { throw ReadError(description: "\(path): read error") }
-            break
-        }
-    }
-    guard let s = String(validating: bytes, as: UTF8.self) else { throw ReadError(description: "\(path): not UTF-8 text") }
-    return s
+func readText(_ path: String) throws(SystemError) -> String {
+    try FileContents.text(path)
 }

@@ -104,7 +104,7 @@ final class Daemon {
                 throw StartError("no touchscreen found and no recording to replay (--replay FILE)")
             }
             let text: String
-            do { text = try readFile(path) } catch { throw StartError("\(error)") }
+            do { text = try FileContents.text(path) } catch { throw StartError("\(error)") }
             let rec: EvemuRecording
             do { rec = try EvemuRecording(parsing: text) } catch { throw StartError("\(path):\(error.line): \(error.message)") }
             guard let device = rec.description else { throw StartError("\(path): the recording holds no device description") }
@@ -376,25 +376,6 @@ struct StartError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// Reads a whole file (config, recording) as UTF-8.
-func readFile(_ path: String) throws(StartError) -> String {
-    guard let f = fopen(path, "re") else {
-        throw StartError("cannot read \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n > 0 { bytes.append(contentsOf: buf[0..<n]) }
-        if n < buf.count {
-            if ferror(f) != 0 { throw StartError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            break
-        }
-    }
-    guard let s = String(validating: bytes, as: UTF8.self) else { throw StartError("\(path): not UTF-8 text") }
-    return s
-}
 
 extension Session.Verdict {
     var isMatch: Bool {

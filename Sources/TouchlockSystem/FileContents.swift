@@ -1,0 +1,27 @@
+import Glibc
+
+/// Whole-file reads (settings, recordings, /proc files), through the one error wrapper.
+public enum FileContents {
+    /// The bytes of `path`, at most `limit` of them (a larger file is an error: EFBIG).
+    public static func bytes(_ path: String, limit: Int = 64 << 20) throws(SystemError) -> [UInt8] {
+        let fd = try SystemCall.check("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = try SystemCall.check("read", path) { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+            if n == 0 { return out }
+            out.append(contentsOf: buf[0..<n])
+            if out.count > limit { throw SystemError("read", Errno(rawValue: EFBIG), path) }
+        }
+    }
+
+    /// The text of `path` as UTF-8; invalid bytes are an error (EILSEQ).
+    public static func text(_ path: String, limit: Int = 64 << 20) throws(SystemError) -> String {
+        let b = try bytes(path, limit: limit)
+        guard let s = String(validating: b, as: UTF8.self) else {
+            throw SystemError("read", Errno(rawValue: EILSEQ), "\(path): not UTF-8 text")
+        }
+        return s
+    }
+}
