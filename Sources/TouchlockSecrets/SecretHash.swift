@@ -65,17 +65,6 @@ public enum SecretHash {
     }
 }
 
-extension Pattern {
-    /// The bytes that are hashed for a pattern: its canonical text, which names the grid.
-    public var secretBytes: [UInt8] { Array("pattern:\(canonical)".utf8) }
-}
-
-extension Code {
-    /// The bytes that are hashed for a code: its digits after a prefix that keeps a code
-    /// from matching a pattern's hash.
-    public var secretBytes: [UInt8] { Array("code:".utf8) + digits.map { UInt8(ascii: "0") + $0 } }
-}
-
 /// The bytes hashed for a code (PIN): its digits, tagged so a code and a pattern never
 /// share a hash. `digits` is wiped.
 public func codeSecretBytes(_ digits: inout [UInt8]) -> [UInt8] {
