@@ -79,6 +79,32 @@ private let screen = Size(width: 640, height: 400)
         #expect(again.status == 1 && again.output.contains("busy"), "\(again.output)")
     }
 
+    @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
+        var state = StoredState()
+        state.patternHash = try SecretHash.make(&old)
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        // The old pattern unlocks; 3 s later the new one is drawn twice.
+        let replay = d.dir + "/change.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5], [1, 4, 7, 8], [1, 4, 7, 8]], on: screen,
+                                                              gap: 3_000_000).utf8))
+        try d.start(replay: replay)
+        var r = try d.ctl(["wait-unlock", "--timeout", "15"])
+        #expect(r.status == 0, "\(r.output)")
+        r = try d.ctl(["enroll", "pattern", "--screen", "--timeout", "20"])
+        #expect(r.status == 0 && r.output.contains("\"event\":\"enrolled\""), "\(r.output)\n\(d.log)")
+        #expect(try d.status().state == .unlocked)
+        let line = (d.stateText ?? "").split(separator: "\n").first { $0.hasPrefix("pattern_hash = ") }
+        let hash = line.map { String($0.dropFirst("pattern_hash = ".count)) } ?? ""
+        var new = Pattern(rows: 3, columns: 3, nodes: [1, 4, 7, 8]).secretBytes
+        #expect(SecretHash.verify(&new, against: hash))
+        // Locking again: the new pattern is the one asked for.
+        #expect(try d.ctl(["lock"]).status == 0)
+        #expect(try d.status().state == .locked)
+    }
+
     @Test func theSocketIsForItsGroupAndEnrollmentForRoot() throws {
         guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, let users = getgrnam("users") else {
             Issue.record("skipped: needs root, setpriv and a 'users' group")
