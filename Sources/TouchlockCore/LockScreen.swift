@@ -476,12 +476,14 @@ public struct LockScreen: Sendable {
     /// An attempt made while enrolling (`secret` is wiped or handed over): the first is
     /// kept, the second compared with it.
     private mutating func enrollAttempt(_ method: UnlockMethod, _ secret: inout [UInt8], at now: Instant) -> [Action] {
-        guard let e = enrollment, e.method == method else {
+        // Only the stage is read: a copy of the enrollment would keep the first attempt
+        // from being wiped in place.
+        guard let stage = enrollment?.stage, enrollment?.method == method else {
             Log.bug("lock screen: a \(method.rawValue) attempt while enrolling \(enrollment?.method.rawValue ?? "nothing")")
             Enrollment.wipe(&secret)
             return []
         }
-        switch e.stage {
+        switch stage {
         case .first:
             enrollment!.keep(&secret)
             notice = nil

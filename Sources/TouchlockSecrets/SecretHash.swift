@@ -63,6 +63,15 @@ public enum SecretHash {
         bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } }
         bytes.removeAll()
     }
+
+    /// Overwrites the storage `bytes` shares with all its copies: for a secret handed
+    /// over inside a value (an action) whose other copies cannot be reached to be wiped.
+    /// Every copy reads zeros afterwards.
+    public static func wipeShared(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { p in
+            if let base = p.baseAddress { explicit_bzero(UnsafeMutableRawPointer(mutating: base), p.count) }
+        }
+    }
 }
 
 /// The bytes hashed for a code (PIN): its digits, tagged so a code and a pattern never

@@ -161,8 +161,8 @@ final class Daemon {
             case .store(let record):
                 let error = store(record)
                 perform(lock.stored(error: error, at: EventLoop.now()))
-            case .enroll(let method, var bytes):
-                enrolledOnScreen(method, &bytes)
+            case .enroll(let method, let bytes):
+                enrolledOnScreen(method, bytes)
             case .emit(let event):
                 emit(event)
             case .armTimer(let t):
@@ -291,11 +291,12 @@ final class Daemon {
     }
 
     /// The secret was given twice alike on the screen: hash it, store it, tell
-    /// subscribers. `bytes` is wiped.
-    private func enrolledOnScreen(_ method: UnlockMethod, _ bytes: inout [UInt8]) {
-        defer { SecretHash.wipe(&bytes) }
+    /// subscribers. `bytes` is wiped, with the action that carried it.
+    private func enrolledOnScreen(_ method: UnlockMethod, _ bytes: [UInt8]) {
+        defer { SecretHash.wipeShared(bytes) }
+        var secret = bytes
         let hash: String
-        do { hash = try SecretHash.make(&bytes) } catch {
+        do { hash = try SecretHash.make(&secret) } catch {
             Log.error("cannot hash the enrolled \(method.rawValue): \(error)")
             emit(.enrollFailed(method, reason: "cannot hash it: \(error)"))
             afterEnrollment()
