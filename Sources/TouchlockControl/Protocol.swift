@@ -278,6 +278,8 @@ public struct Status: Codable, Hashable, Sendable {
     public var code: CodePad?
     /// The centre [x, y] of the control that switches between pattern and code.
     public var toggle: [Double]?
+    /// The method being enrolled on the screen, while it is.
+    public var enrolling: UnlockMethod?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
         self.state = state; self.failures = failures; self.method = method
@@ -300,7 +302,7 @@ public struct Status: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, enrolled, screen, pattern, showing, code, toggle
+        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }
@@ -312,6 +314,7 @@ public struct Status: Codable, Hashable, Sendable {
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
+        enrolling = lock.enrollment?.method
     }
 }
 

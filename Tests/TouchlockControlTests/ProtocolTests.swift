@@ -61,6 +61,11 @@ import TouchlockCore
         #expect(String(decoding: failed, as: UTF8.self)
             == "{\"event\":\"enroll_failed\",\"method\":\"code\",\"reason\":\"cancelled by a lock request\"}")
         #expect(try JSONDecoder().decode(Event.self, from: failed) == .enrollFailed(method: .code, reason: "cancelled by a lock request"))
+        var lock = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 300, height: 300))), session: Session(),
+                              builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == nil)
+        _ = try lock.beginEnrollment(.pattern, hasSecret: false, at: Instant(microseconds: 0))
+        #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == .pattern)
         let r = try e.encode(Request(id: 3, request: .enroll, method: "code", screen: true))
         #expect(String(decoding: r, as: UTF8.self) == "{\"id\":3,\"method\":\"code\",\"request\":\"enroll\",\"screen\":true}")
     }
