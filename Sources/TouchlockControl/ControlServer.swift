@@ -53,6 +53,8 @@ public final class ControlServer {
     public var metricsHandler: (() -> Metrics)?
     /// Carries out `enroll` (method, hash or nil to remove); nil on success.
     public var enrollHandler: ((String, String?) -> ControlError?)?
+    /// Starts an enrollment on the screen of the method; nil when it began.
+    public var enrollScreenHandler: ((UnlockMethod) -> ControlError?)?
 
     /// Gives the socket file to `gid` (mode 0660 stays) and lets its members make
     /// `group` requests.
@@ -336,6 +338,7 @@ public final class ControlServer {
         var request: String?
         var method: String?
         var hash: String?
+        var screen: Bool?
     }
 
     private func answer(_ received: ArraySlice<UInt8>, from client: Client) {
@@ -386,6 +389,27 @@ public final class ControlServer {
             case .enroll:
                 guard let method = raw.method else {
                     answer = codec.reply(id: id, ControlError(.badRequest, "missing \"method\""))
+                    break
+                }
+                if raw.screen == true {
+                    guard raw.hash == nil else {
+                        answer = codec.reply(id: id, ControlError(.badRequest, "\"screen\" takes no \"hash\""))
+                        break
+                    }
+                    guard let m = UnlockMethod(rawValue: method) else {
+                        answer = codec.reply(id: id, ControlError(.badValue, "unknown method \"\(method)\" on the screen (pattern, code)"))
+                        break
+                    }
+                    guard let enrollScreenHandler else {
+                        answer = codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
+                        break
+                    }
+                    if let e = enrollScreenHandler(m) {
+                        answer = codec.reply(id: id, e)
+                    } else {
+                        Log.info("control: \(method) enrollment on the screen begun by \(client.peer)")
+                        answer = try codec.reply(id: id, Empty())
+                    }
                     break
                 }
                 guard let enrollHandler else {

@@ -55,8 +55,11 @@ public struct Request: Codable, Hashable, Sendable {
     public var method: String?
     /// enroll: its hash in the format of crypt(5); never the secret itself.
     public var hash: String?
-    public init(id: Int, request: RequestKind, method: String? = nil, hash: String? = nil) {
-        self.id = id; self.request = request; self.method = method; self.hash = hash
+    /// enroll: true to have the secret drawn (or typed) twice on the screen instead of
+    /// sending a hash; the outcome comes as an `enrolled` or `enroll_failed` event.
+    public var screen: Bool?
+    public init(id: Int, request: RequestKind, method: String? = nil, hash: String? = nil, screen: Bool? = nil) {
+        self.id = id; self.request = request; self.method = method; self.hash = hash; self.screen = screen
     }
 }
 
@@ -135,6 +138,9 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let displayBusy = ErrorCode(rawValue: "display_busy")
     /// The state file could not be written (disk full, read-only...); nothing changed.
     public static let storeFailed = ErrorCode(rawValue: "store_failed")
+    /// The lock screen cannot do it now: an enrollment on the screen while locked with a
+    /// secret, while an attempt is checked or waited out, or during another enrollment.
+    public static let busy = ErrorCode(rawValue: "busy")
 }
 
 /// The "error" object of a failed reply.
@@ -272,6 +278,8 @@ public struct Status: Codable, Hashable, Sendable {
     public var code: CodePad?
     /// The centre [x, y] of the control that switches between pattern and code.
     public var toggle: [Double]?
+    /// The method being enrolled on the screen, while it is.
+    public var enrolling: UnlockMethod?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
         self.state = state; self.failures = failures; self.method = method
@@ -294,7 +302,7 @@ public struct Status: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, enrolled, screen, pattern, showing, code, toggle
+        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }
@@ -306,6 +314,7 @@ public struct Status: Codable, Hashable, Sendable {
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
+        enrolling = lock.enrollment?.method
     }
 }
 
@@ -315,6 +324,8 @@ public struct Status: Codable, Hashable, Sendable {
 ///     {"event":"failed","failures":2,"method":"pattern","retry_after_ms":500}
 ///     {"event":"locked"}
 ///     {"entered":2,"event":"progress","total":4}
+///     {"event":"enrolled","method":"pattern"}
+///     {"event":"enroll_failed","method":"code","reason":"cancelled by a lock request"}
 public enum Event: Codable, Hashable, Sendable {
     /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
     case unlocked(method: UnlockMethod, at: Instant)
@@ -328,6 +339,10 @@ public enum Event: Codable, Hashable, Sendable {
     case locked
     /// Digits entered on the code pad so far, of `total`; never the digits themselves.
     case progress(entered: Int, total: Int)
+    /// A secret enrolled on the screen is stored.
+    case enrolled(method: UnlockMethod)
+    /// An enrollment on the screen ended without a new secret, for `reason`.
+    case enrollFailed(method: UnlockMethod, reason: String)
 
     /// The event the lock screen announced.
     public init(_ event: LockEvent) {
@@ -339,6 +354,8 @@ public enum Event: Codable, Hashable, Sendable {
         case .lockout(let until): self = .lockout(until: until)
         case .locked: self = .locked
         case .progress(let entered, let total): self = .progress(entered: entered, total: total)
+        case .enrolled(let method): self = .enrolled(method: method)
+        case .enrollFailed(let method, let reason): self = .enrollFailed(method: method, reason: reason)
         }
     }
 
@@ -350,11 +367,13 @@ public enum Event: Codable, Hashable, Sendable {
         case .lockout: "lockout"
         case .progress: "progress"
         case .locked: "locked"
+        case .enrolled: "enrolled"
+        case .enrollFailed: "enroll_failed"
         }
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, method, at, failures, until, entered, total
+        case event, method, at, failures, until, entered, total, reason
         case retryAfterMilliseconds = "retry_after_ms"
     }
 
@@ -377,6 +396,11 @@ public enum Event: Codable, Hashable, Sendable {
             self = .locked
         case "progress":
             self = .progress(entered: try c.decode(Int.self, forKey: .entered), total: try c.decode(Int.self, forKey: .total))
+        case "enrolled":
+            self = .enrolled(method: try c.decode(UnlockMethod.self, forKey: .method))
+        case "enroll_failed":
+            self = .enrollFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
+                                 reason: try c.decode(String.self, forKey: .reason))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
@@ -400,6 +424,11 @@ public enum Event: Codable, Hashable, Sendable {
         case .progress(let entered, let total):
             try c.encode(entered, forKey: .entered)
             try c.encode(total, forKey: .total)
+        case .enrolled(let method):
+            try c.encode(method, forKey: .method)
+        case .enrollFailed(let method, let reason):
+            try c.encode(method, forKey: .method)
+            try c.encode(reason, forKey: .reason)
         }
     }
 }

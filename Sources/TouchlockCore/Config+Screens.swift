@@ -43,6 +43,11 @@ public struct Messages: Hashable, Sendable {
     public var unlocked = "Unlocked"
     public var useCode = "Use code"
     public var usePattern = "Use pattern"
+    public var enrollPattern = "Draw your new pattern"
+    public var enrollPatternAgain = "Draw it again to confirm"
+    public var enrollCode = "Enter your new code"
+    public var enrollCodeAgain = "Enter it again"
+    public var enrollMismatch = "They did not match, start again"
     public init() {}
 
     /// `template` with each `{name}` replaced.
@@ -135,6 +140,16 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.messages.useCode = try text(v) }, show: { $0.screens.messages.useCode }),
         Key(section: "messages", name: "use_pattern", flatName: "label_use_pattern",
             set: { c, v throws(BadValue) in c.screens.messages.usePattern = try text(v) }, show: { $0.screens.messages.usePattern }),
+        Key(section: "messages", name: "enroll_pattern", flatName: "message_enroll_pattern",
+            set: { c, v throws(BadValue) in c.screens.messages.enrollPattern = try text(v) }, show: { $0.screens.messages.enrollPattern }),
+        Key(section: "messages", name: "enroll_pattern_again", flatName: "message_enroll_pattern_again",
+            set: { c, v throws(BadValue) in c.screens.messages.enrollPatternAgain = try text(v) }, show: { $0.screens.messages.enrollPatternAgain }),
+        Key(section: "messages", name: "enroll_code", flatName: "message_enroll_code",
+            set: { c, v throws(BadValue) in c.screens.messages.enrollCode = try text(v) }, show: { $0.screens.messages.enrollCode }),
+        Key(section: "messages", name: "enroll_code_again", flatName: "message_enroll_code_again",
+            set: { c, v throws(BadValue) in c.screens.messages.enrollCodeAgain = try text(v) }, show: { $0.screens.messages.enrollCodeAgain }),
+        Key(section: "messages", name: "enroll_mismatch", flatName: "message_enroll_mismatch",
+            set: { c, v throws(BadValue) in c.screens.messages.enrollMismatch = try text(v) }, show: { $0.screens.messages.enrollMismatch }),
     ]
 
     static func bool(_ v: String) throws(BadValue) -> Bool {

@@ -10,6 +10,31 @@ public enum LockEvent: Hashable, Sendable {
     /// Digits entered on the code pad, of how many: never the digits (seed 003's
     /// uncompleted callback).
     case progress(entered: Int, of: Int)
+    /// A secret enrolled on the screen is stored (told by the daemon once it is on disk).
+    case enrolled(UnlockMethod)
+    /// An enrollment on the screen ended without a new secret.
+    case enrollFailed(UnlockMethod, reason: String)
+}
+
+/// Why an enrollment on the screen cannot begin.
+public enum EnrollRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The device is locked and a secret exists for the method: unlock first.
+    case locked
+    /// An attempt is being checked, shown as wrong, or waited out.
+    case busy(String)
+    /// Another enrollment is under way.
+    case enrolling
+    /// The screen has no code pad.
+    case noCodePad
+
+    public var description: String {
+        switch self {
+        case .locked: "the device is locked and a secret exists: unlock it first"
+        case .busy(let state): "the lock screen is busy (\(state))"
+        case .enrolling: "an enrollment is already under way"
+        case .noCodePad: "the screen has no code pad"
+        }
+    }
 }
 
 /// The lock screen as one value: the pattern gesture and the code pad feeding the
@@ -25,6 +50,9 @@ public struct LockScreen: Sendable {
         /// Store the record durably, then call `stored`; nothing of the result is shown
         /// or told before.
         case store(LockoutRecord)
+        /// A secret enrolled on the screen, drawn twice alike: hash and store it, wipe
+        /// the bytes, then tell subscribers `enrolled` (or `enrollFailed`).
+        case enroll(UnlockMethod, [UInt8])
         case emit(LockEvent)
         case armTimer(Instant)
         case redraw
@@ -46,6 +74,9 @@ public struct LockScreen: Sendable {
     private var notice: String?
     /// The time of the last event: what the scene is drawn as of.
     public private(set) var now = Instant(microseconds: 0)
+    /// An enrollment of a new secret under way: attempts are kept and compared, never
+    /// verified, and never count as failures.
+    public private(set) var enrollment: Enrollment?
 
     public init(pattern: PatternLock, session: Session, builder: SceneBuilder, code: CodePad? = nil,
                 methods: ScreenSettings.Methods = .pattern, toggle: PixelRect? = nil) {
@@ -61,21 +92,23 @@ public struct LockScreen: Sendable {
 
     public var scene: Scene {
         var s: Scene
+        // While enrolling, the screen takes input whatever the session's state.
+        let shown = enrollment == nil ? session : Session()
         switch active {
         case .pattern:
-            s = builder.pattern(pattern, session: session)
+            s = builder.pattern(pattern, session: shown)
         case .code:
             let pad = code!
-            if case .unlocked = session.state, pad.state == .entering {
+            if case .unlocked = shown.state, pad.state == .entering {
                 s = Scene(size: builder.size, theme: builder.theme, prompt: "",
                           promptBox: PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height),
                           nodes: [], path: [], pathColor: builder.theme.path, tail: nil)
             } else {
-                s = builder.code(pad, session: session, prompt: "", at: now)
+                s = builder.code(pad, session: shown, prompt: "", at: now)
             }
         }
         s.prompt = prompt
-        if let r = toggleRect, s.boxes.count + s.nodes.count > 0 {
+        if let r = toggleRect, enrollment == nil, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
             s.toggle = Scene.KeyCap(rect: r, label: .text(label), pressed: false, round: false,
                                     fontSize: min(builder.theme.fontSize * 0.8, Double(r.height) * 0.5))
@@ -86,6 +119,15 @@ public struct LockScreen: Sendable {
     /// What the prompt says now.
     public var prompt: String {
         let m = builder.messages
+        if let e = enrollment {
+            if let notice { return notice }
+            switch (e.method, e.stage) {
+            case (.pattern, .first): return m.enrollPattern
+            case (.pattern, .confirm): return m.enrollPatternAgain
+            case (.code, .first): return m.enrollCode
+            case (.code, .confirm): return m.enrollCodeAgain
+            }
+        }
         switch session.state {
         case .locked, .verifying, .storing:
             if let notice, machineIdle { return notice }
@@ -101,6 +143,9 @@ public struct LockScreen: Sendable {
             return m.unlocked
         }
     }
+
+    /// Whether touches and keys reach the gesture machines.
+    private var takesInput: Bool { enrollment != nil || session.acceptsInput }
 
     private var machineIdle: Bool {
         switch active {
@@ -121,7 +166,7 @@ public struct LockScreen: Sendable {
         var passed: [ScreenTouch] = []
         var out: [Action] = []
         // A touch retries a record that could not be stored.
-        if case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
+        if enrollment == nil, case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
             out += sessionActions(session.retryStore(), at: now)
         }
         for t in touches {
@@ -129,11 +174,11 @@ public struct LockScreen: Sendable {
                 if t.phase == .ended { ignored.remove(t.id) }
                 continue
             }
-            if t.phase == .began && !session.acceptsInput {
+            if t.phase == .began && !takesInput {
                 ignored.insert(t.id)
                 continue
             }
-            if t.phase == .began, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty {
+            if t.phase == .began, enrollment == nil, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty {
                 ignored.insert(t.id)
                 out += switchMethod(at: now)
                 continue
@@ -155,10 +200,10 @@ public struct LockScreen: Sendable {
     /// methods are offered.
     public mutating func key(_ k: CodePad.Key, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        guard code != nil, session.acceptsInput else { return [] }
+        guard code != nil, takesInput else { return [] }
         var out: [Action] = []
         if active == .pattern {
-            guard methods == .both, pattern.state == .idle else { return [] }
+            guard enrollment == nil, methods == .both, pattern.state == .idle else { return [] }
             out += switchMethod(at: now)
         }
         notice = nil
@@ -184,7 +229,7 @@ public struct LockScreen: Sendable {
         case .enter: return self.key(CodePad.Key.ok, at: now)
         case .escape:
             self.now = max(self.now, now)
-            guard code != nil, active == .code, session.acceptsInput else { return [] }
+            guard code != nil, active == .code, takesInput else { return [] }
             return apply(code!.reset(at: now), at: now) + [.redraw]
         }
     }
@@ -295,9 +340,9 @@ public struct LockScreen: Sendable {
             let acts = code!.timerFired(at: now)
             // Only the pad on screen animates, and only while it takes input: a hidden pad,
             // or one waiting out a lockout, has no cursor and needs no wake-ups.
-            let animate = active == .code && session.acceptsInput
+            let animate = active == .code && takesInput
             out += apply(animate ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
-            if wasLockout, active == .code, session.acceptsInput {
+            if wasLockout, enrollment == nil, active == .code, session.acceptsInput {
                 // The lockout is over: the cursor blinks again from now.
                 out += apply(code!.reset(at: now), at: now)
             }
@@ -308,7 +353,7 @@ public struct LockScreen: Sendable {
     /// A client asked to lock the device again.
     public mutating func lock(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        var out: [Action] = []
+        var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
         let changed = session.lock()
         if !changed.isEmpty {
             out += apply(pattern.reset(), at: now)
@@ -329,7 +374,12 @@ public struct LockScreen: Sendable {
                 notice = Messages.fill(builder.messages.tooShort, ["min": minimum, "n": n])
                 out.append(.redraw)
             case .submit(let p):
-                out += submit(.pattern, .verify(p), at: now)
+                if enrollment != nil {
+                    var bytes = p.secretBytes
+                    out += enrollAttempt(.pattern, &bytes, at: now)
+                } else {
+                    out += submit(.pattern, .verify(p), at: now)
+                }
             }
         }
         return out
@@ -341,12 +391,19 @@ public struct LockScreen: Sendable {
             switch a {
             case .redraw: out.append(.redraw)
             case .armTimer(let t): out.append(.armTimer(t))
-            case .progress(let e, let n): out.append(.emit(.progress(entered: e, of: n)))
+            case .progress(let e, let n):
+                // Subscribers follow unlock attempts, not a new secret being typed.
+                if enrollment == nil { out.append(.emit(.progress(entered: e, of: n))) }
             case .incomplete(_, let n):
                 notice = Messages.fill(builder.messages.codeIncomplete, ["n": n])
                 out.append(.redraw)
             case .submit(let c):
-                out += submit(.code, .verifyCode(c), at: now)
+                if enrollment != nil {
+                    var bytes = c.secretBytes
+                    out += enrollAttempt(.code, &bytes, at: now)
+                } else {
+                    out += submit(.code, .verifyCode(c), at: now)
+                }
             }
         }
         return out
@@ -363,5 +420,99 @@ public struct LockScreen: Sendable {
             }
         }
         return out
+    }
+
+    // MARK: enrollment
+
+    /// Shows the enrollment screen of `method`: the new secret is drawn (or typed) twice.
+    /// Allowed while unlocked, or while locked when no secret exists for `method`
+    /// (`hasSecret`, which the owner knows).
+    public mutating func beginEnrollment(_ method: UnlockMethod, hasSecret: Bool,
+                                         at now: Instant) throws(EnrollRefusal) -> [Action] {
+        self.now = max(self.now, now)
+        if enrollment != nil { throw .enrolling }
+        if method == .code && code == nil { throw .noCodePad }
+        switch session.state {
+        case .unlocked: break
+        case .locked: if hasSecret { throw .locked }
+        case .verifying, .storing, .wrong, .lockout, .storeFailed: throw .busy(session.state.name)
+        }
+        enrollment = Enrollment(method: method, returnTo: active)
+        notice = nil
+        Log.info("lock screen: enrolling a \(method.rawValue)")
+        var out = apply(pattern.reset(), at: now)
+        active = method
+        if code != nil { out += apply(code!.reset(at: now), at: now) }
+        if method == .pattern { out = out.filter { if case .armTimer = $0 { false } else { true } } }
+        return out + [.redraw]
+    }
+
+    /// Ends an enrollment under way without a new secret (nothing when none is).
+    public mutating func cancelEnrollment(reason: String, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard let method = enrollment?.method else { return [] }
+        Log.info("lock screen: enrollment of a \(method.rawValue) cancelled: \(reason)")
+        return endEnrollment(at: now) + [.emit(.enrollFailed(method, reason: reason))]
+    }
+
+    /// Back to the screen shown before; the kept attempt is wiped.
+    private mutating func endEnrollment(at now: Instant) -> [Action] {
+        guard enrollment != nil else { return [] }
+        enrollment!.restart()
+        let back = enrollment!.returnTo
+        enrollment = nil
+        notice = nil
+        active = back
+        var out = apply(pattern.reset(), at: now)
+        if code != nil {
+            // The pad starts a new prompt; it blinks only if it is shown and takes input.
+            let acts = code!.reset(at: now)
+            out += apply(active == .code && session.acceptsInput
+                         ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
+        }
+        return out + [.redraw]
+    }
+
+    /// An attempt made while enrolling (`secret` is wiped or handed over): the first is
+    /// kept, the second compared with it.
+    private mutating func enrollAttempt(_ method: UnlockMethod, _ secret: inout [UInt8], at now: Instant) -> [Action] {
+        // Only the stage is read: a copy of the enrollment would keep the first attempt
+        // from being wiped in place.
+        guard let stage = enrollment?.stage, enrollment?.method == method else {
+            Log.bug("lock screen: a \(method.rawValue) attempt while enrolling \(enrollment?.method.rawValue ?? "nothing")")
+            Enrollment.wipe(&secret)
+            return []
+        }
+        switch stage {
+        case .first:
+            enrollment!.keep(&secret)
+            notice = nil
+            Log.debug("enrollment: first \(method.rawValue) kept; asking again")
+            return resetMachine(method, at: now) + [.redraw]
+        case .confirm:
+            if enrollment!.matches(secret) {
+                Log.info("enrollment: the \(method.rawValue) was given twice alike")
+                let bytes = secret
+                secret = []
+                return endEnrollment(at: now) + [.enroll(method, bytes)]
+            }
+            Enrollment.wipe(&secret)
+            enrollment!.restart()
+            notice = builder.messages.enrollMismatch
+            Log.info("enrollment: the two \(method.rawValue)s differ; starting again")
+            switch method {
+            case .pattern:
+                return apply(pattern.verdict(accepted: false, at: now, errorHold: session.errorHold), at: now)
+            case .code:
+                return apply(code!.verdict(accepted: false, at: now, errorHold: session.errorHold), at: now)
+            }
+        }
+    }
+
+    private mutating func resetMachine(_ method: UnlockMethod, at now: Instant) -> [Action] {
+        switch method {
+        case .pattern: return apply(pattern.reset(), at: now)
+        case .code: return apply(code!.reset(at: now), at: now)
+        }
     }
 }

@@ -63,17 +63,15 @@ public enum SecretHash {
         bytes.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } }
         bytes.removeAll()
     }
-}
 
-extension Pattern {
-    /// The bytes that are hashed for a pattern: its canonical text, which names the grid.
-    public var secretBytes: [UInt8] { Array("pattern:\(canonical)".utf8) }
-}
-
-extension Code {
-    /// The bytes that are hashed for a code: its digits after a prefix that keeps a code
-    /// from matching a pattern's hash.
-    public var secretBytes: [UInt8] { Array("code:".utf8) + digits.map { UInt8(ascii: "0") + $0 } }
+    /// Overwrites the storage `bytes` shares with all its copies: for a secret handed
+    /// over inside a value (an action) whose other copies cannot be reached to be wiped.
+    /// Every copy reads zeros afterwards.
+    public static func wipeShared(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { p in
+            if let base = p.baseAddress { explicit_bzero(UnsafeMutableRawPointer(mutating: base), p.count) }
+        }
+    }
 }
 
 /// The bytes hashed for a code (PIN): its digits, tagged so a code and a pattern never

@@ -38,21 +38,31 @@ func readSecretLine(prompt: String) -> [UInt8]? {
 }
 
 /// `touchlockctl enroll pattern|code [--duress]`, `enroll --remove METHOD`,
-/// `enroll --status`. The secret is read twice on standard input (one per line; on a
+/// `enroll --status`, `enroll pattern|code --screen [--timeout S]`. The secret is read twice on standard input (one per line; on a
 /// terminal without echo), checked, hashed here with yescrypt, and only the hash is sent
 /// to the daemon, which accepts it from root only.
 func enrollCommand(_ args: [String], socket: String) -> Int32 {
     var method: String?
-    var duress = false, remove = false, status = false
-    for a in args {
+    var duress = false, remove = false, status = false, screen = false
+    var timeout: Interval?
+    var rest = args[...]
+    while let a = rest.popFirst() {
         switch a {
         case "pattern", "code": method = a
         case "--duress": duress = true
         case "--remove": remove = true
         case "--status": status = true
+        case "--screen": screen = true
+        case "--timeout":
+            guard let v = rest.popFirst() else { usageError("--timeout needs a value") }
+            timeout = Options.seconds(v)
+        case _ where a.hasPrefix("--timeout="):
+            timeout = Options.seconds(String(a.dropFirst("--timeout=".count)))
         default: usageError("enroll: unexpected argument \(a)")
         }
     }
+    if timeout != nil && !screen { usageError("enroll: --timeout applies to --screen only") }
+    if screen && (duress || remove || status) { usageError("enroll: --screen enrolls a pattern or a code, not with --duress, --remove or --status") }
     let client = connect(socket)
     let statusLine = request(client, .status, echo: false)
     guard let st = try? client.decode(Status.self, from: statusLine) else { fail("enroll: unreadable status: \(statusLine)") }
@@ -66,6 +76,7 @@ func enrollCommand(_ args: [String], socket: String) -> Int32 {
     guard let method else { usageError("enroll: say which secret: pattern or code") }
     if duress && method != "code" { usageError("enroll: only a code can be a duress code") }
     let target = duress ? "duress" : method
+    if screen { return enrollOnScreen(client, method, timeout: timeout) }
     if remove {
         let reply = send(client, Request(id: 0, request: .enroll, method: target, hash: nil))
         return reply ? Exit.ok : Exit.failure
@@ -115,4 +126,38 @@ private func send(_ client: ControlClient, _ r: Request) -> Bool {
     let name = r.method ?? "secret"
     printLine(r.hash == nil ? "\(name) removed" : "\(name) enrolled")
     return header.ok
+}
+
+/// Has the daemon show its enrollment screen and waits for the outcome: prints the
+/// `enrolled` or `enroll_failed` event line; 0 when enrolled.
+private func enrollOnScreen(_ client: ControlClient, _ method: String, timeout: Interval?) -> Int32 {
+    _ = request(client, .subscribe, echo: false)
+    let line: String
+    do { line = try client.request(Request(id: 0, request: .enroll, method: method, screen: true),
+                                   timeout: .milliseconds(10_000)) } catch { fail("enroll: \(error)") }
+    guard let header = try? client.decode(ReplyHeader.self, from: line) else { fail("enroll: unreadable reply: \(line)") }
+    if let e = header.error { fail("enroll: \(e)") }
+    writeError("Draw (or type) the new \(method) twice on the screen\n")
+    let deadline = timeout.map { EventLoop.now() + $0 }
+    while true {
+        let left = deadline.map { $0 - EventLoop.now() }
+        if let left, left.microseconds <= 0 { fail("enroll: timed out waiting for the enrollment on the screen") }
+        do {
+            guard let (event, text) = try client.nextEvent(timeout: left) else { fail("enroll: the daemon closed the connection") }
+            switch event {
+            case .enrolled(let m) where m.rawValue == method:
+                printLine(text)
+                return Exit.ok
+            case .enrollFailed(let m, _) where m.rawValue == method:
+                printLine(text)
+                return Exit.failure
+            default:
+                continue
+            }
+        } catch ControlClientError.timedOut {
+            fail("enroll: timed out waiting for the enrollment on the screen")
+        } catch {
+            fail("enroll: \(error)")
+        }
+    }
 }

@@ -15,6 +15,9 @@ let usage = """
       enroll pattern|code          root: read the secret twice on standard input
                                    (a pattern as node numbers, e.g. 0-1-2-5-8) and
                                    store its hash in the daemon's state
+      enroll pattern|code --screen [--timeout SEC]
+                                   root: draw (type) the secret twice on the daemon's
+                                   screen; print the enrolled or enroll_failed event
       enroll code --duress         root: the duress code (unlocks, tells subscribers)
       enroll --remove METHOD       root: remove a secret (pattern, code; --duress)
       enroll --status              say which methods have a secret

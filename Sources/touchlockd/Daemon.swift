@@ -161,6 +161,8 @@ final class Daemon {
             case .store(let record):
                 let error = store(record)
                 perform(lock.stored(error: error, at: EventLoop.now()))
+            case .enroll(let method, let bytes):
+                enrolledOnScreen(method, bytes)
             case .emit(let event):
                 emit(event)
             case .armTimer(let t):
@@ -262,6 +264,61 @@ final class Daemon {
         return nil
     }
 
+    /// Shows the enrollment screen of `method`: allowed while unlocked, or while locked
+    /// when no secret exists for it. When unlocked, the display and the input are taken
+    /// back until the enrollment ends.
+    func enrollOnScreen(_ method: UnlockMethod) -> ControlError? {
+        let now = EventLoop.now()
+        var wasUnlocked = false
+        if case .unlocked = lock.session.state { wasUnlocked = true }
+        let actions: [LockScreen.Action]
+        do { actions = try lock.beginEnrollment(method, hasSecret: secretHash(for: method) != nil, at: now) } catch {
+            Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(error)")
+            return ControlError(.busy, "cannot enroll on the screen: \(error)")
+        }
+        if wasUnlocked {
+            releaseWhenCleared = false
+            do { try display.acquire() } catch {
+                Log.warning("cannot take the display back: \(error)")
+                perform(lock.cancelEnrollment(reason: "the display is busy", at: now))
+                return ControlError(.displayBusy, "cannot take the display back: \(error)")
+            }
+            drawnScene = nil  // everything is drawn again
+            evdev?.grab(true)
+        }
+        perform(actions)
+        return nil
+    }
+
+    /// The secret was given twice alike on the screen: hash it, store it, tell
+    /// subscribers. `bytes` is wiped, with the action that carried it.
+    private func enrolledOnScreen(_ method: UnlockMethod, _ bytes: [UInt8]) {
+        defer { SecretHash.wipeShared(bytes) }
+        var secret = bytes
+        let hash: String
+        do { hash = try SecretHash.make(&secret) } catch {
+            Log.error("cannot hash the enrolled \(method.rawValue): \(error)")
+            emit(.enrollFailed(method, reason: "cannot hash it: \(error)"))
+            afterEnrollment()
+            return
+        }
+        if let e = enroll(method.rawValue, hash) {
+            emit(.enrollFailed(method, reason: e.message))
+        } else {
+            Log.info("\(method.rawValue) enrolled on the screen")
+            emit(.enrolled(method))
+        }
+        afterEnrollment()
+    }
+
+    /// When unlocked, the display and the input are handed over again.
+    private func afterEnrollment() {
+        if case .unlocked = lock.session.state {
+            evdev?.grab(false)
+            releaseWhenCleared = true
+        }
+    }
+
     private func emit(_ event: LockEvent) {
         switch event {
         case .unlocked(let m, _):
@@ -279,13 +336,17 @@ final class Daemon {
             evdev?.grab(true)
         case .progress(let entered, let total):
             Log.debug("code: \(entered) of \(total) digits")
+        case .enrolled(let m):
+            Log.info("\(m.rawValue) enrolled")
+        case .enrollFailed(let m, let reason):
+            Log.info("enrollment of a \(m.rawValue) failed: \(reason)")
         }
         switch event {
         case .unlocked: ServiceNotify.send("STATUS=unlocked")
         case .locked: ServiceNotify.send("STATUS=locked")
         case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
         case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
-        case .duress, .progress: break
+        case .duress, .progress, .enrolled, .enrollFailed: break
         }
         onEvent?(event)
     }

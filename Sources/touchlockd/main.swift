@@ -118,6 +118,7 @@ func main() {
     control.lockHandler = { daemon.lockRequested() }
     control.metricsHandler = { daemon.metrics }
     control.enrollHandler = { daemon.enroll($0, $1) }
+    control.enrollScreenHandler = { daemon.enrollOnScreen($0) }
     if let group = getgrnam(config.socketGroup) {
         do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
     } else {

@@ -51,6 +51,25 @@ import TouchlockCore
         #expect(try JSONDecoder().decode(Event.self, from: line) == .progress(entered: 2, total: 4))
     }
 
+    @Test func enrollmentEventsAndTheScreenRequest() throws {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        let ok = try e.encode(Event(.enrolled(.pattern)))
+        #expect(String(decoding: ok, as: UTF8.self) == "{\"event\":\"enrolled\",\"method\":\"pattern\"}")
+        #expect(try JSONDecoder().decode(Event.self, from: ok) == .enrolled(method: .pattern))
+        let failed = try e.encode(Event(.enrollFailed(.code, reason: "cancelled by a lock request")))
+        #expect(String(decoding: failed, as: UTF8.self)
+            == "{\"event\":\"enroll_failed\",\"method\":\"code\",\"reason\":\"cancelled by a lock request\"}")
+        #expect(try JSONDecoder().decode(Event.self, from: failed) == .enrollFailed(method: .code, reason: "cancelled by a lock request"))
+        var lock = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 300, height: 300))), session: Session(),
+                              builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == nil)
+        _ = try lock.beginEnrollment(.pattern, hasSecret: false, at: Instant(microseconds: 0))
+        #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == .pattern)
+        let r = try e.encode(Request(id: 3, request: .enroll, method: "code", screen: true))
+        #expect(String(decoding: r, as: UTF8.self) == "{\"id\":3,\"method\":\"code\",\"request\":\"enroll\",\"screen\":true}")
+    }
+
     @Test func statusTellsWhereTheCodePadsKeysAre() throws {
         var c = Config()
         c.screens.methods = .both

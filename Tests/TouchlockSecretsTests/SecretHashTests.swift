@@ -22,6 +22,13 @@ import TouchlockCore
         #expect(!SecretHash.verify(&garbage, against: "not a hash"))
     }
 
+    @Test func aSharedWipeZeroesEveryCopy() {
+        let handed: [UInt8] = Array("pattern:3x3:0-4-8-5".utf8)
+        let kept = handed  // another holder of the same storage, as in an action list
+        SecretHash.wipeShared(handed)
+        #expect(kept.count == 19 && kept.allSatisfy { $0 == 0 })
+    }
+
     @Test func constantTimeComparisonComparesWholeValues() {
         #expect(SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 3]))
         #expect(!SecretHash.constantTimeEqual([1, 2, 3], [1, 2, 4]))

@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import TouchlockControl
 import TouchlockCore
+import TouchlockSecrets
 import TouchlockSystem
 
 private let screen = Size(width: 640, height: 400)
@@ -49,6 +50,59 @@ private let screen = Size(width: 640, height: 400)
         #expect(try d.status().state == .locked)
         r = try d.ctl(["metrics"])
         #expect(r.status == 0 && r.output.contains("\"p99\":"), "\(r.output)")
+    }
+
+    @Test func enrollingAPatternDrawnTwiceOnTheScreen() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        // The replay draws the same pattern twice, 3 s after it starts (a lone SYN at 0
+        // starts its clock): the enrollment screen is up by then.
+        let replay = d.dir + "/twice.evemu"
+        var lines = recording(of: [[0, 4, 8, 5], [0, 4, 8, 5]], on: screen, lead: 3_000_000)
+            .split(separator: "\n").map(String.init)
+        lines.insert("E: 0.000000 0000 0000 0", at: lines.firstIndex { $0.hasPrefix("E: ") } ?? lines.endIndex)
+        try DurableFile.replace(replay, with: Array((lines.joined(separator: "\n") + "\n").utf8))
+        try d.start(replay: replay)
+        let r = try d.ctl(["enroll", "pattern", "--screen", "--timeout", "20"])
+        #expect(r.status == 0 && r.output.contains("{\"event\":\"enrolled\",\"method\":\"pattern\"}"), "\(r.output)\n\(d.log)")
+        #expect(try d.ctl(["enroll", "--status"]).output == "pattern: enrolled\ncode: not enrolled\n")
+        let st = try d.status()
+        #expect(st.state == .locked && st.failures == 0)
+        // Only the hash is stored, and it is the hash of the pattern drawn.
+        let line = (d.stateText ?? "").split(separator: "\n").first { $0.hasPrefix("pattern_hash = ") }
+        let hash = line.map { String($0.dropFirst("pattern_hash = ".count)) } ?? ""
+        #expect(hash.hasPrefix("$y$"))
+        var bytes = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
+        #expect(SecretHash.verify(&bytes, against: hash))
+        #expect(!d.log.contains("0-4-8-5"))
+        // Locked with a secret now: a second enrollment on the screen is refused.
+        let again = try d.ctl(["enroll", "pattern", "--screen", "--timeout", "5"])
+        #expect(again.status == 1 && again.output.contains("busy"), "\(again.output)")
+    }
+
+    @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
+        var state = StoredState()
+        state.patternHash = try SecretHash.make(&old)
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        // The old pattern unlocks; 3 s later the new one is drawn twice.
+        let replay = d.dir + "/change.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5], [1, 4, 7, 8], [1, 4, 7, 8]], on: screen,
+                                                              gap: 3_000_000).utf8))
+        try d.start(replay: replay)
+        var r = try d.ctl(["wait-unlock", "--timeout", "15"])
+        #expect(r.status == 0, "\(r.output)")
+        r = try d.ctl(["enroll", "pattern", "--screen", "--timeout", "20"])
+        #expect(r.status == 0 && r.output.contains("\"event\":\"enrolled\""), "\(r.output)\n\(d.log)")
+        #expect(try d.status().state == .unlocked)
+        let line = (d.stateText ?? "").split(separator: "\n").first { $0.hasPrefix("pattern_hash = ") }
+        let hash = line.map { String($0.dropFirst("pattern_hash = ".count)) } ?? ""
+        var new = Pattern(rows: 3, columns: 3, nodes: [1, 4, 7, 8]).secretBytes
+        #expect(SecretHash.verify(&new, against: hash))
+        // Locking again: the new pattern is the one asked for.
+        #expect(try d.ctl(["lock"]).status == 0)
+        #expect(try d.status().state == .locked)
     }
 
     @Test func theSocketIsForItsGroupAndEnrollmentForRoot() throws {

@@ -1,0 +1,135 @@
+import Testing
+@testable import TouchlockCore
+
+func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
+    for case .enroll(let m, let b) in actions { return (m, b) }
+    return nil
+}
+
+@Suite struct EnrollmentTests {
+    /// A screen unlocked by the pattern [0, 1, 2], its accepted path already gone.
+    func unlockedScreen() -> LockScreen {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        _ = s.timer(at: at(end + 500_000))
+        return s
+    }
+
+    @Test func aPatternDrawnTwiceAlikeIsHandedOverAndNothingCountsAsAFailure() throws {
+        var s = unlockedScreen()
+        let begin = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        #expect(begin.contains(.redraw))
+        #expect(s.scene.prompt == "Draw your new pattern")
+        #expect(!s.scene.nodes.isEmpty)
+        let (first, t1) = s.draw([6, 3, 0, 1], id: 2, from: 1_100_000)
+        #expect(verification(first) == nil && enrolled(first) == nil)
+        #expect(s.enrollment?.stage == .confirm)
+        #expect(s.scene.prompt == "Draw it again to confirm")
+        #expect(s.pattern.state == .idle)
+        let (second, _) = s.draw([6, 3, 0, 1], id: 3, from: t1 + 100_000)
+        let expected = Pattern(rows: 3, columns: 3, nodes: [6, 3, 0, 1]).secretBytes
+        #expect(enrolled(second)?.0 == .pattern)
+        #expect(enrolled(second)?.1 == expected)
+        #expect(verification(second) == nil)
+        #expect(s.enrollment == nil)
+        #expect(s.session.failures == 0)
+        // Back to the unlocked screen: nothing of the pattern on it.
+        #expect(s.scene.nodes.isEmpty && s.scene.prompt == "Unlocked")
+        if case .unlocked = s.session.state {} else { Issue.record("the session left unlocked: \(s.session.state)") }
+    }
+
+    @Test func twoDifferentPatternsStartAgainWithAMessage() throws {
+        var s = unlockedScreen()
+        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        let (_, t1) = s.draw([0, 1, 2, 5], id: 2, from: 1_100_000)
+        let (second, t2) = s.draw([0, 1, 2, 4], id: 3, from: t1 + 100_000)
+        #expect(enrolled(second) == nil)
+        #expect(s.enrollment?.stage == .first)
+        #expect(s.scene.prompt == "They did not match, start again")
+        #expect(second.contains(.armTimer(at(t2 + 500_000))))
+        _ = s.timer(at: at(t2 + 500_000))
+        #expect(s.pattern.state == .idle)
+        #expect(s.session.failures == 0)
+        // The next attempt is a first one again; the message goes when a finger lands.
+        let (third, t3) = s.draw([3, 4, 5, 8], id: 4, from: t2 + 600_000)
+        #expect(enrolled(third) == nil)
+        #expect(s.enrollment?.stage == .confirm)
+        #expect(s.scene.prompt == "Draw it again to confirm")
+        let (fourth, _) = s.draw([3, 4, 5, 8], id: 5, from: t3 + 100_000)
+        #expect(enrolled(fourth)?.1 == Pattern(rows: 3, columns: 3, nodes: [3, 4, 5, 8]).secretBytes)
+    }
+
+    @Test func aPatternTooShortIsNeitherKeptNorCounted() throws {
+        var s = unlockedScreen()
+        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        let (a, _) = s.draw([0, 1], id: 2, from: 1_100_000)
+        #expect(enrolled(a) == nil)
+        #expect(s.enrollment?.stage == .first)
+        #expect(s.scene.prompt == "Connect at least 3 dots (2 drawn)")
+        #expect(s.session.failures == 0)
+    }
+
+    @Test func refusedWhileLockedWithASecretAllowedWithout() throws {
+        var s = makeScreen()
+        #expect(throws: EnrollRefusal.locked) { _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(0)) }
+        #expect(s.enrollment == nil)
+        #expect(throws: EnrollRefusal.noCodePad) { _ = try s.beginEnrollment(.code, hasSecret: false, at: at(0)) }
+        _ = try s.beginEnrollment(.pattern, hasSecret: false, at: at(0))
+        #expect(throws: EnrollRefusal.enrolling) { _ = try s.beginEnrollment(.pattern, hasSecret: false, at: at(0)) }
+        let (a, t) = s.draw([0, 1, 2], id: 1, from: 10)
+        let (b, _) = s.draw([0, 1, 2], id: 2, from: t + 10)
+        #expect(verification(a) == nil && verification(b) == nil)
+        #expect(enrolled(b)?.0 == .pattern)
+        #expect(s.session.state == .locked)
+        #expect(s.scene.prompt == "Draw your pattern to unlock")
+    }
+
+    @Test func refusedWhileAnAttemptIsShownAsWrong() throws {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(false, at: at(end))
+        #expect(throws: EnrollRefusal.busy("wrong")) { _ = try s.beginEnrollment(.pattern, hasSecret: false, at: at(end)) }
+    }
+
+    @Test func aLockRequestCancelsTheEnrollment() throws {
+        var s = unlockedScreen()
+        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        _ = s.draw([0, 1, 2, 5], id: 2, from: 1_100_000)
+        let a = s.lock(at: at(2_000_000))
+        #expect(a.contains(.emit(.enrollFailed(.pattern, reason: "cancelled by a lock request"))))
+        #expect(a.contains(.emit(.locked(at: at(2_000_000)))))
+        #expect(s.enrollment == nil)
+        #expect(s.scene.prompt == "Draw your pattern to unlock")
+    }
+
+    @Test func aCodeTypedTwiceOnThePadIsHandedOverWithoutProgressEvents() throws {
+        var s = codeScreen()
+        #expect(throws: EnrollRefusal.locked) { _ = try s.beginEnrollment(.code, hasSecret: true, at: at(0)) }
+        _ = try s.beginEnrollment(.code, hasSecret: false, at: at(0))
+        #expect(s.scene.prompt == "Enter your new code")
+        let a = s.tapCode([4, 0, 7, 1], from: 100_000)
+        #expect(codeVerification(a) == nil && enrolled(a) == nil)
+        #expect(!a.contains { if case .emit = $0 { true } else { false } })
+        #expect(s.scene.prompt == "Enter it again")
+        #expect(s.code?.entered == 0)
+        let b = s.tapCode([4, 0, 7, 1], from: 600_000)
+        #expect(enrolled(b)?.0 == .code)
+        #expect(enrolled(b)?.1 == Array("code:4071".utf8))
+        #expect(s.session.failures == 0 && s.session.state == .locked)
+        #expect(s.scene.prompt == "Enter your code")
+    }
+
+    @Test func twoDifferentCodesStartAgain() throws {
+        var s = codeScreen()
+        _ = try s.beginEnrollment(.code, hasSecret: false, at: at(0))
+        _ = s.tapCode([1, 2, 3, 4], from: 100_000)
+        let b = s.tapCode([1, 2, 3, 5], from: 600_000)
+        #expect(enrolled(b) == nil)
+        #expect(s.scene.prompt == "They did not match, start again")
+        #expect(s.enrollment?.stage == .first)
+        _ = s.timer(at: at(2_000_000))
+        #expect(s.code?.state == .entering)
+        #expect(s.session.failures == 0)
+    }
+}
