@@ -160,9 +160,10 @@ if options.timeout != nil && options.command != "wait-unlock" {
 }
 
 switch options.command {
-case "status":
+case "status", "lock", "metrics":
+    // One request, its reply printed.
     let client = connect(options)
-    _ = request(client, .status, echo: true)
+    _ = request(client, RequestKind(rawValue: options.command!)!, echo: true)
     exit(Exit.ok)
 
 case "wait-unlock":
@@ -186,16 +187,6 @@ case "wait-unlock":
             fail("\(error)")
         }
     }
-
-case "lock":
-    let client = connect(options)
-    _ = request(client, .lock, echo: true)
-    exit(Exit.ok)
-
-case "metrics":
-    let client = connect(options)
-    _ = request(client, .metrics, echo: true)
-    exit(Exit.ok)
 
 case "subscribe":
     let client = connect(options)
