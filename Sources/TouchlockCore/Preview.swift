@@ -7,8 +7,10 @@ public enum Preview {
     /// The states a screen can be shown in.
     public static func states(of screen: Screen) -> [String] {
         switch screen {
-        case .pattern: ["idle", "drawing", "error", "too-short", "lockout", "unlocked"]
-        case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "error", "incomplete", "lockout", "blurred"]
+        case .pattern: ["idle", "drawing", "error", "too-short", "lockout", "unlocked",
+                        "enroll", "enroll-again", "enroll-mismatch"]
+        case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "error", "incomplete", "lockout", "blurred",
+                     "enroll", "enroll-again", "enroll-mismatch"]
         }
     }
 
@@ -44,6 +46,13 @@ public enum Preview {
             _ = s.touches([ScreenTouch(id: 900, phase: .began, point: r.centre)], at: next())
             _ = s.touches([ScreenTouch(id: 900, phase: .ended, point: r.centre)], at: next())
         }
+        if name.hasPrefix("enroll") {
+            // Enrolling a new secret on a device with none yet.
+            let method: UnlockMethod = screen == .pattern ? .pattern : .code
+            do { _ = try s.beginEnrollment(method, hasSecret: false, at: next()) } catch {
+                throw Failure(description: "state \(state): enrollment refused (\(error))")
+            }
+        }
         switch screen {
         case .pattern:
             let g = s.pattern.grid
@@ -78,6 +87,11 @@ public enum Preview {
                 _ = draw(z, lift: true)
                 _ = s.verified(true, at: next())
                 _ = s.timer(at: Instant(microseconds: t + 600_000))
+            case "enroll": break
+            case "enroll-again": _ = draw(z, lift: true)
+            case "enroll-mismatch":
+                _ = draw(z, lift: true)
+                _ = draw(Array(z.reversed()), lift: true)
             default:
                 throw Failure(description: "unknown pattern state '\(state)'; one of \(states(of: .pattern).joined(separator: ", "))")
             }
@@ -105,6 +119,11 @@ public enum Preview {
             case "blurred":
                 type(n)
                 _ = s.touches([ScreenTouch(id: 6, phase: .began, point: Point(x: 1, y: 1))], at: next())
+            case "enroll": break
+            case "enroll-again": type(pad.length)
+            case "enroll-mismatch":
+                type(pad.length)
+                for i in 0..<pad.length { _ = s.key(CodePad.Key.digit((i * 3 + 1) % 10), at: next()) }
             default:
                 throw Failure(description: "unknown code state '\(state)'; one of \(states(of: .code).joined(separator: ", "))")
             }

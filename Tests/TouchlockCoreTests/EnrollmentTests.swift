@@ -133,3 +133,29 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
         #expect(s.session.failures == 0)
     }
 }
+
+@Suite struct PreviewStatesTests {
+    @Test(arguments: Preview.Screen.allCases)
+    func everyNamedStateCanBeShown(screen: Preview.Screen) throws {
+        let size = Size(width: 480, height: 800)
+        for state in Preview.states(of: screen) {
+            let name = state.hasSuffix(":K") ? String(state.dropLast()) + "2" : state
+            let s = try Preview.lockScreen(config: Config(), screen: screen, state: name, size: size,
+                                           density: Density(screen: size, physicalMillimetres: nil))
+            #expect(!s.scene.prompt.isEmpty, "\(screen) \(state)")
+        }
+    }
+
+    @Test func theEnrollmentPreviewsShowTheirStage() throws {
+        let size = Size(width: 1280, height: 800)
+        func prompt(_ screen: Preview.Screen, _ state: String) throws -> String {
+            try Preview.lockScreen(config: Config(), screen: screen, state: state, size: size,
+                                   density: Density(screen: size, physicalMillimetres: nil)).scene.prompt
+        }
+        let m = Messages()
+        #expect(try prompt(.pattern, "enroll") == m.enrollPattern)
+        #expect(try prompt(.pattern, "enroll-again") == m.enrollPatternAgain)
+        #expect(try prompt(.pattern, "enroll-mismatch") == m.enrollMismatch)
+        #expect(try prompt(.code, "enroll-again") == m.enrollCodeAgain)
+    }
+}
