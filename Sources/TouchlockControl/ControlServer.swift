@@ -53,8 +53,12 @@ public final class ControlServer {
     public var metricsHandler: (() -> Metrics)?
     /// Carries out `enroll` (method, hash or nil to remove); nil on success.
     public var enrollHandler: ((String, String?) -> ControlError?)?
-    /// Starts an enrollment on the screen of the method; nil when it began.
-    public var enrollScreenHandler: ((UnlockMethod) -> ControlError?)?
+    /// Starts an enrollment on the screen of the method for the client with the given
+    /// serial number; nil when it began.
+    public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
+    /// A client went away (closed, dropped); its serial number.
+    public var clientGone: ((Int) -> Void)?
+    private var nextSerial = 1
 
     /// Gives the socket file to `gid` (mode 0660 stays) and lets its members make
     /// `group` requests.
@@ -79,6 +83,8 @@ public final class ControlServer {
     private final class Client {
         let fd: Int32
         let peer: Peer
+        /// Unique for the server's life (a descriptor number is reused).
+        let serial: Int
         var input: [UInt8] = []
         /// Queued output; bytes before `written` have been sent.
         var output: [UInt8] = []
@@ -91,7 +97,7 @@ public final class ControlServer {
         /// Closed and forgotten by the server.
         var dropped = false
 
-        init(fd: Int32, peer: Peer) { self.fd = fd; self.peer = peer }
+        init(fd: Int32, peer: Peer, serial: Int) { self.fd = fd; self.peer = peer; self.serial = serial }
         var pending: Int { output.count - written }
     }
 
@@ -241,7 +247,8 @@ public final class ControlServer {
             Glibc.close(fd)
             return
         }
-        let client = Client(fd: fd, peer: peer)
+        let client = Client(fd: fd, peer: peer, serial: nextSerial)
+        nextSerial += 1
         do {
             try loop.register(fd, .readable) { [unowned self] readiness in self.handle(fd, readiness) }
         } catch {
@@ -260,6 +267,7 @@ public final class ControlServer {
         loop.unregister(client.fd)
         Glibc.close(client.fd)
         Log.debug("control: client fd \(client.fd) (\(client.peer)) gone: \(reason)")
+        clientGone?(client.serial)
     }
 
     // MARK: - Client I/O
@@ -404,7 +412,7 @@ public final class ControlServer {
                         answer = codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
                         break
                     }
-                    if let e = enrollScreenHandler(m) {
+                    if let e = enrollScreenHandler(m, client.serial) {
                         answer = codec.reply(id: id, e)
                     } else {
                         Log.info("control: \(method) enrollment on the screen begun by \(client.peer)")

@@ -267,7 +267,17 @@ final class Daemon {
     /// Shows the enrollment screen of `method`: allowed while unlocked, or while locked
     /// when no secret exists for it. When unlocked, the display and the input are taken
     /// back until the enrollment ends.
-    func enrollOnScreen(_ method: UnlockMethod) -> ControlError? {
+    /// The control client that asked for the enrollment on screen: if it goes away
+    /// (touchlockctl gave up waiting), the enrollment is cancelled.
+    private var enrollingClient: Int?
+
+    func clientGone(_ serial: Int) {
+        guard serial == enrollingClient else { return }
+        enrollingClient = nil
+        perform(lock.cancelEnrollment(reason: "the client that asked for it went away", at: EventLoop.now()))
+    }
+
+    func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
         let now = EventLoop.now()
         var wasUnlocked = false
         if case .unlocked = lock.session.state { wasUnlocked = true }
@@ -286,6 +296,7 @@ final class Daemon {
             drawnScene = nil  // everything is drawn again
             evdev?.grab(true)
         }
+        enrollingClient = client
         perform(actions)
         return nil
     }
@@ -338,8 +349,10 @@ final class Daemon {
             Log.debug("code: \(entered) of \(total) digits")
         case .enrolled(let m):
             Log.info("\(m.rawValue) enrolled")
+            enrollingClient = nil
         case .enrollFailed(let m, let reason):
             Log.info("enrollment of a \(m.rawValue) failed: \(reason)")
+            enrollingClient = nil
         }
         switch event {
         case .unlocked: ServiceNotify.send("STATUS=unlocked")

@@ -118,7 +118,8 @@ func main() {
     control.lockHandler = { daemon.lockRequested() }
     control.metricsHandler = { daemon.metrics }
     control.enrollHandler = { daemon.enroll($0, $1) }
-    control.enrollScreenHandler = { daemon.enrollOnScreen($0) }
+    control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
+    control.clientGone = { daemon.clientGone($0) }
     if let group = getgrnam(config.socketGroup) {
         do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
     } else {

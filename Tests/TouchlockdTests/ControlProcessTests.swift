@@ -79,6 +79,22 @@ private let screen = Size(width: 640, height: 400)
         #expect(again.status == 1 && again.output.contains("busy"), "\(again.output)")
     }
 
+    @Test func anEnrollmentWhoseClientGivesUpIsCancelled() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        try d.start(replay: nil)
+        // Nobody draws: touchlockctl gives up after 1 s and closes its connection.
+        let r = try d.ctl(["enroll", "pattern", "--screen", "--timeout", "1"])
+        #expect(r.status == 1, "\(r.output)")
+        var st = try d.status()
+        for _ in 0..<50 where st.enrolling != nil {
+            usleep(20_000)
+            st = try d.status()
+        }
+        #expect(st.enrolling == nil, "\(d.log)")
+        #expect(d.log.contains("went away"))
+        #expect(try d.ctl(["enroll", "--status"]).output == "pattern: not enrolled\ncode: not enrolled\n")
+    }
+
     @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
