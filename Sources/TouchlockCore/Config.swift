@@ -97,18 +97,12 @@ public struct Config: Sendable {
                 }
                 c.socketGroup = v
             }, show: { $0.socketGroup }),
-        Key(section: "theme", name: "background", flatName: "background",
-            set: { c, v throws(BadValue) in c.theme.background = try color(v) }, show: { $0.theme.background.description }),
-        Key(section: "theme", name: "text_color", flatName: "text_color",
-            set: { c, v throws(BadValue) in c.theme.text = try color(v) }, show: { $0.theme.text.description }),
-        Key(section: "theme", name: "node_color", flatName: "node_color",
-            set: { c, v throws(BadValue) in c.theme.node = try color(v) }, show: { $0.theme.node.description }),
-        Key(section: "theme", name: "node_selected_color", flatName: "node_selected_color",
-            set: { c, v throws(BadValue) in c.theme.nodeSelected = try color(v) }, show: { $0.theme.nodeSelected.description }),
-        Key(section: "theme", name: "error_color", flatName: "error_color",
-            set: { c, v throws(BadValue) in c.theme.error = try color(v) }, show: { $0.theme.error.description }),
-        Key(section: "theme", name: "path_color", flatName: "path_color",
-            set: { c, v throws(BadValue) in c.theme.path = try color(v) }, show: { $0.theme.path.description }),
+        colorKey("background", \.background),
+        colorKey("text_color", \.text),
+        colorKey("node_color", \.node),
+        colorKey("node_selected_color", \.nodeSelected),
+        colorKey("error_color", \.error),
+        colorKey("path_color", \.path),
         Key(section: "theme", name: "line_width", flatName: "line_width",
             set: { c, v throws(BadValue) in c.theme.lineWidth = try number(v, 1...100) }, show: { "\($0.theme.lineWidth)" }),
         Key(section: "theme", name: "font_family", flatName: "font_family",
@@ -207,6 +201,13 @@ public struct Config: Sendable {
             throw BadValue(message: "expected a number from \(range.lowerBound) to \(range.upperBound), found '\(v)'")
         }
         return n
+    }
+
+    /// A colour of the theme, in [theme] under the same name outside any section.
+    static func colorKey(_ name: String, _ field: WritableKeyPath<Theme, Color> & Sendable) -> Key {
+        Key(section: "theme", name: name, flatName: name,
+            set: { c, v throws(BadValue) in c.theme[keyPath: field] = try color(v) },
+            show: { $0.theme[keyPath: field].description })
     }
 
     static func color(_ v: String) throws(BadValue) -> Color {
