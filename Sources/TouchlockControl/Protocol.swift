@@ -272,7 +272,8 @@ public struct Status: Codable, Hashable, Sendable {
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
     public var screen: Screen
-    public var pattern: Pattern
+    /// The pattern grid, when the screen has one.
+    public var pattern: Pattern?
     /// The method on screen (pattern or code).
     public var showing: UnlockMethod?
     public var code: CodePad?
@@ -281,18 +282,18 @@ public struct Status: Codable, Hashable, Sendable {
     /// The method being enrolled on the screen, while it is.
     public var enrolling: UnlockMethod?
 
-    public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern) {
+    public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern?) {
         self.state = state; self.failures = failures; self.method = method
         self.screen = screen; self.pattern = pattern
     }
 
     /// The status of `session` at `now` on a screen of `screen` pixels with `grid` laid out on it.
-    public init(session: Session, screen: Size, grid: PatternGrid, now: Instant? = nil,
+    public init(session: Session, screen: Size, grid: PatternGrid?, now: Instant? = nil,
                 enrolled: [UnlockMethod]? = nil) {
         var method: UnlockMethod?
         if case .unlocked(let m, _) = session.state { method = m }
         self.init(state: State(session.state), failures: session.failures, method: method,
-                  screen: Screen(screen), pattern: Pattern(grid))
+                  screen: Screen(screen), pattern: grid.map(Pattern.init))
         if let until = session.lockedOutUntil {
             lockoutUntil = until.microseconds
             if let now { retryAfterMilliseconds = max(0, (until - now).microseconds + 999) / 1000 }
@@ -309,8 +310,8 @@ public struct Status: Codable, Hashable, Sendable {
 
     /// The status of a whole lock screen.
     public init(_ lock: LockScreen, screen: Size, now: Instant? = nil, enrolled: [UnlockMethod]? = nil) {
-        self.init(session: lock.session, screen: screen, grid: lock.pattern.grid, now: now, enrolled: enrolled)
-        pattern.minLength = lock.pattern.minimumLength
+        self.init(session: lock.session, screen: screen, grid: lock.pattern?.grid, now: now, enrolled: enrolled)
+        pattern?.minLength = lock.pattern?.minimumLength
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
@@ -322,6 +323,7 @@ public struct Status: Codable, Hashable, Sendable {
 ///
 ///     {"at":123456789,"event":"unlocked","method":"pattern"}
 ///     {"event":"failed","failures":2,"method":"pattern","retry_after_ms":500}
+///     {"event":"store_failed","method":"pattern","reason":"No space left on device"}
 ///     {"event":"locked"}
 ///     {"entered":2,"event":"progress","total":4}
 ///     {"event":"enrolled","method":"pattern"}
@@ -333,6 +335,9 @@ public enum Event: Codable, Hashable, Sendable {
     case duress(method: UnlockMethod, at: Instant)
     /// An attempt failed; input is accepted again after `retryAfter`.
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
+    /// A wrong attempt could not be stored (`reason`): input stays blocked until a touch
+    /// retries and the store succeeds; `failed` follows then. Never sent as `failed`.
+    case storeFailed(method: UnlockMethod, reason: String)
     /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
     case lockout(until: Instant)
     /// The session is locked again.
@@ -351,6 +356,7 @@ public enum Event: Codable, Hashable, Sendable {
         case .duress(let method, let at): self = .duress(method: method, at: at)
         case .failed(let method, let failures, let retryAfter):
             self = .failed(method: method, failures: failures, retryAfter: retryAfter)
+        case .storeFailed(let method, let reason): self = .storeFailed(method: method, reason: reason)
         case .lockout(let until): self = .lockout(until: until)
         case .locked: self = .locked
         case .progress(let entered, let total): self = .progress(entered: entered, total: total)
@@ -364,6 +370,7 @@ public enum Event: Codable, Hashable, Sendable {
         case .unlocked: "unlocked"
         case .duress: "duress"
         case .failed: "failed"
+        case .storeFailed: "store_failed"
         case .lockout: "lockout"
         case .progress: "progress"
         case .locked: "locked"
@@ -387,6 +394,9 @@ public enum Event: Codable, Hashable, Sendable {
             self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
                            failures: try c.decode(Int.self, forKey: .failures),
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
+        case "store_failed":
+            self = .storeFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
+                                reason: try c.decode(String.self, forKey: .reason))
         case "duress":
             self = .duress(method: try c.decode(UnlockMethod.self, forKey: .method),
                            at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
@@ -426,7 +436,7 @@ public enum Event: Codable, Hashable, Sendable {
             try c.encode(total, forKey: .total)
         case .enrolled(let method):
             try c.encode(method, forKey: .method)
-        case .enrollFailed(let method, let reason):
+        case .enrollFailed(let method, let reason), .storeFailed(let method, let reason):
             try c.encode(method, forKey: .method)
             try c.encode(reason, forKey: .reason)
         }

@@ -196,16 +196,24 @@ extension LockScreen {
             let w = Int((260 * scale).rounded()), h = Int((52 * scale).rounded())
             toggle = PixelRect(x: (size.width - w) / 2, y: area.height + (strip - h) / 2, width: w, height: h)
         }
-        let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: area, hitFactor: config.hitFactor)
-        var code: CodePad? = nil
-        if st.methods != .pattern {
+        func patternLock() -> PatternLock {
+            let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: area, hitFactor: config.hitFactor)
+            return PatternLock(grid: grid, minimumLength: config.minimumLength)
+        }
+        func codePad() -> CodePad {
             let layout = CodePadLayout.layout(length: st.codeLength, on: area, scale: scale)
-            code = CodePad(length: st.codeLength, layout: layout, secure: st.codeSecure, reveal: st.codeReveal,
+            return CodePad(length: st.codeLength, layout: layout, secure: st.codeSecure, reveal: st.codeReveal,
                            shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
         }
-        return LockScreen(pattern: PatternLock(grid: grid, minimumLength: config.minimumLength),
+        let pads: LockScreen.Pads
+        switch st.methods {
+        case .pattern: pads = .pattern(patternLock())
+        case .code: pads = .code(codePad())
+        case .both: pads = .both(patternLock(), codePad(), showing: .pattern)
+        }
+        return LockScreen(pads: pads,
                           session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
                           builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
-                          code: code, methods: st.methods, toggle: toggle)
+                          toggle: toggle)
     }
 }

@@ -4,13 +4,16 @@ public enum LockEvent: Hashable, Sendable {
     /// The secret given was the duress code; sent just before `unlocked`.
     case duress(UnlockMethod, at: Instant)
     case failed(UnlockMethod, failures: Int, retryAfter: Interval)
+    /// A wrong attempt could not be stored: input stays blocked until a retry stores it.
+    /// Sent instead of `failed`, which always follows the stored record.
+    case storeFailed(UnlockMethod, reason: String)
     /// No attempt is accepted before `until` (monotonic clock).
     case lockout(until: Instant)
     case locked(at: Instant)
-    /// Digits entered on the code pad, of how many: never the digits (seed 003's
-    /// uncompleted callback).
+    /// Digits entered on the code pad, of how many: never the digits (the "uncompleted"
+    /// callback of an N-digit code field).
     case progress(entered: Int, of: Int)
-    /// A secret enrolled on the screen is stored (told by the daemon once it is on disk).
+    /// A secret enrolled on the screen is stored (told once it is on disk).
     case enrolled(UnlockMethod)
     /// An enrollment on the screen ended without a new secret.
     case enrollFailed(UnlockMethod, reason: String)
@@ -24,51 +27,151 @@ public enum EnrollRefusal: Error, Hashable, Sendable, CustomStringConvertible {
     case busy(String)
     /// Another enrollment is under way.
     case enrolling
-    /// The screen has no code pad.
-    case noCodePad
+    /// The screen has no pad for the method.
+    case noPad(UnlockMethod)
 
     public var description: String {
         switch self {
         case .locked: "the device is locked and a secret exists: unlock it first"
         case .busy(let state): "the lock screen is busy (\(state))"
         case .enrolling: "an enrollment is already under way"
-        case .noCodePad: "the screen has no code pad"
+        case .noPad(.code): "the screen has no code pad"
+        case .noPad(.pattern): "the screen has no pattern grid"
         }
     }
 }
 
 /// The lock screen as one value: the pattern gesture and the code pad feeding the
-/// session, and the scene that shows them. The daemon carries out the actions (verifying
-/// a secret, arming the timer, telling subscribers, redrawing); this type never touches
-/// the outside world. Time comes in with every event; the scene is drawn as of the last.
+/// session, and the scene that shows them. Every effect on the outside world is an
+/// action the owner carries out (checking a secret, storing the record, taking or
+/// handing over the display and the input, telling subscribers, arming the timer,
+/// redrawing); results come back as events (`verified`, `stored`, `enrollStored`,
+/// `displayTaken`, `displayRefused`). Time comes in with every event; the scene is drawn
+/// as of the last.
 public struct LockScreen: Sendable {
     public enum Action: Hashable, Sendable {
-        /// Check an attempt against the stored secret and call `verified`.
-        case verify(Pattern)
-        /// Check a code against the stored secret and call `verified`.
-        case verifyCode(Code)
+        /// Check an attempt against the secret of its method, then call `verified`.
+        case verify(Attempt)
         /// Store the record durably, then call `stored`; nothing of the result is shown
         /// or told before.
         case store(LockoutRecord)
-        /// A secret enrolled on the screen, drawn twice alike: hash and store it, wipe
-        /// the bytes, then tell subscribers `enrolled` (or `enrollFailed`).
+        /// A secret enrolled on the screen, given twice alike: hash and store it, wipe the
+        /// bytes, then call `enrollStored`.
         case enroll(UnlockMethod, [UInt8])
-        case emit(LockEvent)
+        /// Tell subscribers, the log and the service manager.
+        case notify(LockEvent)
         case armTimer(Instant)
         case redraw
+        /// Take the display back (DRM master, a full mode set and redraw), then call
+        /// `displayTaken` or `displayRefused`.
+        case takeDisplay
+        /// Hand the display over once the frame being drawn is shown (it shows nothing of
+        /// the secret).
+        case releaseDisplay
+        /// Keep every touch and key from other programs (EVIOCGRAB).
+        case grabInput
+        /// Let other programs have the input again.
+        case releaseInput
     }
 
-    public private(set) var pattern: PatternLock
-    public private(set) var code: CodePad?
+    /// An attempt to check: the secret's bytes are in it, so it is wiped once checked.
+    public enum Attempt: Hashable, Sendable, CustomStringConvertible {
+        case pattern(Pattern)
+        case code(Code)
+
+        public var method: UnlockMethod {
+            switch self {
+            case .pattern: .pattern
+            case .code: .code
+            }
+        }
+
+        /// The bytes that are hashed (see `Pattern.secretBytes`, `Code.secretBytes`).
+        public var secretBytes: [UInt8] {
+            switch self {
+            case .pattern(let p): p.secretBytes
+            case .code(let c): c.secretBytes
+            }
+        }
+
+        /// Never the secret: the method and its size.
+        public var description: String {
+            switch self {
+            case .pattern(let p): "pattern of \(p.nodes.count) nodes"
+            case .code(let c): "code of \(c.digits.count) digits"
+            }
+        }
+    }
+
+    /// The pads a screen has: a pattern grid, a code pad, or both with the one shown.
+    public enum Pads: Sendable {
+        case pattern(PatternLock)
+        case code(CodePad)
+        case both(PatternLock, CodePad, showing: UnlockMethod)
+
+        public var methods: ScreenSettings.Methods {
+            switch self {
+            case .pattern: .pattern
+            case .code: .code
+            case .both: .both
+            }
+        }
+
+        /// The method on screen.
+        public var showing: UnlockMethod {
+            switch self {
+            case .pattern: .pattern
+            case .code: .code
+            case .both(_, _, let m): m
+            }
+        }
+
+        public var pattern: PatternLock? {
+            switch self {
+            case .pattern(let p), .both(let p, _, _): p
+            case .code: nil
+            }
+        }
+
+        public var code: CodePad? {
+            switch self {
+            case .code(let c), .both(_, let c, _): c
+            case .pattern: nil
+            }
+        }
+
+        public func offers(_ method: UnlockMethod) -> Bool {
+            switch (self, method) {
+            case (.pattern, .pattern), (.code, .code), (.both, _): true
+            case (.pattern, .code), (.code, .pattern): false
+            }
+        }
+    }
+
+    /// Who has the display and the input. The lock screen holds them from the start; after
+    /// an unlock they are handed over to the kiosk app, and asked back to lock again or to
+    /// enroll a secret on the screen.
+    public enum Hold: Hashable, Sendable {
+        case held
+        case released
+        /// `takeDisplay` was asked for, for this purpose; `displayTaken` or
+        /// `displayRefused` says how it went.
+        case taking(Purpose)
+    }
+
+    public enum Purpose: Hashable, Sendable {
+        case lock
+        case enroll(UnlockMethod)
+    }
+
+    public private(set) var pads: Pads
     public private(set) var session: Session
     public var builder: SceneBuilder
-    /// Which methods the screen offers, and the one shown.
-    public let methods: ScreenSettings.Methods
-    public private(set) var active: UnlockMethod
     /// Where the control that switches methods is (with both methods).
     public let toggleRect: PixelRect?
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
+    public private(set) var hold = Hold.held
     /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
     private var notice: String?
@@ -78,27 +181,27 @@ public struct LockScreen: Sendable {
     /// verified, and never count as failures.
     public private(set) var enrollment: Enrollment?
 
-    public init(pattern: PatternLock, session: Session, builder: SceneBuilder, code: CodePad? = nil,
-                methods: ScreenSettings.Methods = .pattern, toggle: PixelRect? = nil) {
-        self.pattern = pattern
+    public init(pads: Pads, session: Session, builder: SceneBuilder, toggle: PixelRect? = nil) {
+        self.pads = pads
         self.session = session
         self.builder = builder
-        self.code = code
-        precondition(methods == .pattern || code != nil, "a code screen needs a code pad")
-        self.methods = methods
-        self.active = methods == .code ? .code : .pattern
-        self.toggleRect = methods == .both ? toggle : nil
+        if case .both = pads { self.toggleRect = toggle } else { self.toggleRect = nil }
     }
+
+    public var pattern: PatternLock? { pads.pattern }
+    public var code: CodePad? { pads.code }
+    public var methods: ScreenSettings.Methods { pads.methods }
+    /// The method on screen.
+    public var active: UnlockMethod { pads.showing }
 
     public var scene: Scene {
         var s: Scene
         // While enrolling, the screen takes input whatever the session's state.
         let shown = enrollment == nil ? session : Session()
-        switch active {
-        case .pattern:
-            s = builder.pattern(pattern, session: shown)
-        case .code:
-            let pad = code!
+        switch pads {
+        case .pattern(let p), .both(let p, _, .pattern):
+            s = builder.pattern(p, session: shown)
+        case .code(let pad), .both(_, let pad, .code):
             if case .unlocked = shown.state, pad.state == .entering {
                 s = Scene(size: builder.size, theme: builder.theme, prompt: "",
                           promptBox: PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height),
@@ -148,17 +251,79 @@ public struct LockScreen: Sendable {
     private var takesInput: Bool { enrollment != nil || session.acceptsInput }
 
     private var machineIdle: Bool {
-        switch active {
-        case .pattern: return pattern.state == .idle
-        case .code: return code?.state == .entering
+        switch pads {
+        case .pattern(let p), .both(let p, _, .pattern): p.state == .idle
+        case .code(let c), .both(_, let c, .code): c.state == .entering
         }
+    }
+
+    // MARK: the pads
+
+    /// Runs `body` on the pattern machine, if the screen has one, and carries out what it asks.
+    private mutating func onPattern(at now: Instant, _ body: (inout PatternLock) -> [PatternLock.Action]) -> [Action] {
+        let actions: [PatternLock.Action]
+        switch pads {
+        case .pattern(var p):
+            actions = body(&p)
+            pads = .pattern(p)
+        case .both(var p, let c, let showing):
+            actions = body(&p)
+            pads = .both(p, c, showing: showing)
+        case .code:
+            return []
+        }
+        return apply(actions, at: now)
+    }
+
+    /// Runs `body` on the code pad, if the screen has one, and carries out what it asks
+    /// (those `keep` lets through).
+    private mutating func onCode(at now: Instant, keep: (CodePad.Action) -> Bool = { _ in true },
+                                 _ body: (inout CodePad) -> [CodePad.Action]) -> [Action] {
+        let actions: [CodePad.Action]
+        switch pads {
+        case .code(var c):
+            actions = body(&c)
+            pads = .code(c)
+        case .both(let p, var c, let showing):
+            actions = body(&c)
+            pads = .both(p, c, showing: showing)
+        case .pattern:
+            return []
+        }
+        return apply(actions.filter(keep), at: now)
+    }
+
+    private static func noTimer(_ a: CodePad.Action) -> Bool {
+        if case .armTimer = a { return false }
+        return true
+    }
+
+    /// Shows `method` (with both methods; the others show their one pad).
+    private mutating func show(_ method: UnlockMethod) {
+        if case .both(let p, let c, _) = pads { pads = .both(p, c, showing: method) }
+    }
+
+    /// Both pads start over.
+    private mutating func resetPads(at now: Instant, codeTimers: Bool) -> [Action] {
+        onPattern(at: now) { $0.reset() }
+            + onCode(at: now, keep: codeTimers ? { _ in true } : Self.noTimer) { $0.reset(at: now) }
+    }
+
+    // MARK: events
+
+    /// The screen is first shown at `now`: the input is taken and the prompt starts (the
+    /// code pad's cursor starts blinking from here).
+    public mutating func begin(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        let prompt = active == .code ? onCode(at: now) { $0.reset(at: now) } : [.redraw]
+        return [.grabInput] + prompt
     }
 
     /// Resumes a session restored from storage: arms the lockout deadline and countdown.
     public mutating func resume(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         guard let until = session.lockedOutUntil else { return [] }
-        return [.emit(.lockout(until: until)), .armTimer(until), .redraw] + countdownTick()
+        return [.notify(.lockout(until: until)), .armTimer(until), .redraw] + countdownTick()
     }
 
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
@@ -191,33 +356,34 @@ public struct LockScreen: Sendable {
             out.append(.redraw)
         }
         switch active {
-        case .pattern: return out + apply(pattern.handle(passed, at: now), at: now)
-        case .code: return out + apply(code!.handle(passed, at: now), at: now)
+        case .pattern: return out + onPattern(at: now) { $0.handle(passed, at: now) }
+        case .code: return out + onCode(at: now) { $0.handle(passed, at: now) }
         }
     }
 
-    /// A key of a hardware keypad: digits, delete, enter. It shows the code pad when both
+    /// A key of the code pad typed on a hardware keypad. It shows the code pad when both
     /// methods are offered.
     public mutating func key(_ k: CodePad.Key, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         guard code != nil, takesInput else { return [] }
         var out: [Action] = []
         if active == .pattern {
-            guard enrollment == nil, methods == .both, pattern.state == .idle else { return [] }
+            guard enrollment == nil, pattern?.state == .idle else { return [] }
             out += switchMethod(at: now)
         }
         notice = nil
-        return out + apply(code!.key(k, at: now), at: now)
+        return out + onCode(at: now) { $0.key(k, at: now) }
     }
 
     private mutating func switchMethod(at now: Instant) -> [Action] {
         notice = nil
-        var out = apply(pattern.reset(), at: now)
-        if code != nil { out += apply(code!.reset(at: now), at: now) }
-        active = active == .pattern ? .code : .pattern
-        Log.debug("lock screen: switched to \(active.rawValue)")
-        if active == .pattern { out = out.filter { if case .armTimer = $0 { false } else { true } } }
-        return out + [.redraw]
+        let next: UnlockMethod = active == .pattern ? .code : .pattern
+        // The pad left behind starts over; a pad shown from here blinks only once shown.
+        var out = resetPads(at: now, codeTimers: next == .code)
+        show(next)
+        Log.debug("lock screen: switched to \(next.rawValue)")
+        out.append(.redraw)
+        return out
     }
 
     /// A key from a hardware keypad or keyboard: digits, backspace and enter work the
@@ -229,8 +395,8 @@ public struct LockScreen: Sendable {
         case .enter: return self.key(CodePad.Key.ok, at: now)
         case .escape:
             self.now = max(self.now, now)
-            guard code != nil, active == .code, takesInput else { return [] }
-            return apply(code!.reset(at: now), at: now) + [.redraw]
+            guard active == .code, takesInput else { return [] }
+            return onCode(at: now) { $0.reset(at: now) } + [.redraw]
         }
     }
 
@@ -238,6 +404,7 @@ public struct LockScreen: Sendable {
         verified(match ? .match(duress: false) : .wrong(digest: nil), at: now)
     }
 
+    /// The verdict on the attempt asked for by `verify`.
     public mutating func verified(_ verdict: Session.Verdict, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         return sessionActions(session.verified(verdict, at: now), at: now)
@@ -256,14 +423,20 @@ public struct LockScreen: Sendable {
             case .store(let r): out.append(.store(r))
             case .unlocked(let m, let t, let duress):
                 out += verdict(m, accepted: true, at: now)
-                if duress { out.append(.emit(.duress(m, at: t))) }
-                out.append(.emit(.unlocked(m, at: t)))
+                if duress { out.append(.notify(.duress(m, at: t))) }
+                out.append(.notify(.unlocked(m, at: t)))
+                // The kiosk app gets the touches at once; the display once the screen
+                // shows nothing of the secret (after the accept hold).
+                out.append(.releaseInput)
                 out.append(.armTimer(now + acceptHold))
             case .failed(let m, let failures, let retry):
                 out += verdict(m, accepted: false, at: now)
-                out.append(.emit(.failed(m, failures: failures, retryAfter: retry)))
+                out.append(.notify(.failed(m, failures: failures, retryAfter: retry)))
+            case .storeFailed(let m, let reason):
+                out += verdict(m, accepted: false, at: now)
+                out.append(.notify(.storeFailed(m, reason: reason)))
             case .lockout(let until):
-                out.append(.emit(.lockout(until: until)))
+                out.append(.notify(.lockout(until: until)))
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
             case .verify(let m): Log.bug("lock screen: session asked to verify \(m) after a verdict")
@@ -276,17 +449,14 @@ public struct LockScreen: Sendable {
     /// Tells the machine of `m` the verdict on its submitted attempt. A verdict for an
     /// attempt no longer on screen (a failure stored after a retry) changes nothing.
     private mutating func verdict(_ m: UnlockMethod, accepted: Bool, at now: Instant) -> [Action] {
+        let hold = session.errorHold
         switch m {
         case .pattern:
-            guard case .submitted = pattern.state else { return [] }
-            return apply(pattern.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
+            guard case .submitted = pattern?.state else { return [] }
+            return onPattern(at: now) { $0.verdict(accepted: accepted, at: now, errorHold: hold) }
         case .code:
-            guard code != nil else {
-                Log.bug("lock screen: a code verdict without a code pad")
-                return []
-            }
-            guard code!.state == .submitted else { return [] }
-            return apply(code!.verdict(accepted: accepted, at: now, errorHold: session.errorHold), at: now)
+            guard code?.state == .submitted else { return [] }
+            return onCode(at: now) { $0.verdict(accepted: accepted, at: now, errorHold: hold) }
         }
     }
 
@@ -298,14 +468,6 @@ public struct LockScreen: Sendable {
         return [.armTimer(now + Interval(microseconds: step))]
     }
 
-    /// The screen is first shown at `now`: the prompt starts (the code pad's cursor starts
-    /// blinking from here).
-    public mutating func begin(at now: Instant) -> [Action] {
-        self.now = max(self.now, now)
-        guard code != nil, active == .code else { return [.redraw] }
-        return apply(code!.reset(at: now), at: now)
-    }
-
     public mutating func timer(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         var out: [Action] = []
@@ -315,7 +477,8 @@ public struct LockScreen: Sendable {
             switch a {
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
-            case .verify, .store, .unlocked, .failed, .lockout: Log.bug("lock screen: session action \(a) on a timer")
+            case .verify, .store, .unlocked, .failed, .storeFailed, .lockout:
+                Log.bug("lock screen: session action \(a) on a timer")
             }
         }
         if wasLockout {
@@ -323,46 +486,101 @@ public struct LockScreen: Sendable {
             out += countdownTick()
         }
         if case .unlocked(_, let at) = session.state, now >= at + acceptHold {
-            if case .accepted = pattern.state { out += apply(pattern.reset(), at: now) }
+            if case .accepted = pattern?.state { out += onPattern(at: now) { $0.reset() } }
             if code?.state == .accepted {
                 // Nothing of the code stays on screen; nothing blinks, nothing is announced.
-                let quiet = code!.reset(at: now).filter {
-                    switch $0 {
+                out += onCode(at: now, keep: { a in
+                    switch a {
                     case .armTimer, .progress: false
                     case .redraw, .submit, .incomplete: true
                     }
-                }
-                out += apply(quiet, at: now)
+                }) { $0.reset(at: now) }
+            }
+            if hold == .held, enrollment == nil {
+                // The screen is cleared: hand it over.
+                hold = .released
+                out.append(.releaseDisplay)
             }
         }
-        out += apply(pattern.timerFired(at: now), at: now)
-        if code != nil {
-            let acts = code!.timerFired(at: now)
-            // Only the pad on screen animates, and only while it takes input: a hidden pad,
-            // or one waiting out a lockout, has no cursor and needs no wake-ups.
-            let animate = active == .code && takesInput
-            out += apply(animate ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
-            if wasLockout, enrollment == nil, active == .code, session.acceptsInput {
-                // The lockout is over: the cursor blinks again from now.
-                out += apply(code!.reset(at: now), at: now)
-            }
+        out += onPattern(at: now) { $0.timerFired(at: now) }
+        // Only the pad on screen animates, and only while it takes input: a hidden pad,
+        // or one waiting out a lockout, has no cursor and needs no wake-ups.
+        let animate = active == .code && takesInput
+        out += onCode(at: now, keep: animate ? { _ in true } : Self.noTimer) { $0.timerFired(at: now) }
+        if wasLockout, enrollment == nil, active == .code, session.acceptsInput {
+            // The lockout is over: the cursor blinks again from now.
+            out += onCode(at: now) { $0.reset(at: now) }
         }
         return out
     }
 
-    /// A client asked to lock the device again.
+    // MARK: the display and the input
+
+    /// A client asked to lock the device again. After a hand-over the display is asked
+    /// back first; the screen locks once it is taken (`displayTaken`).
     public mutating func lock(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
-        let changed = session.lock()
-        if !changed.isEmpty {
-            out += apply(pattern.reset(), at: now)
-            if code != nil { out += apply(code!.reset(at: now), at: now) }
-            out.append(.redraw)
-            out.append(.emit(.locked(at: now)))
+        switch hold {
+        case .held:
+            return lockNow(at: now)
+        case .released:
+            hold = .taking(.lock)
+            return [.takeDisplay]
+        case .taking(.lock):
+            return []
+        case .taking(.enroll(let m)):
+            // The enrollment waiting for the display gives way to the lock.
+            hold = .taking(.lock)
+            return [.notify(.enrollFailed(m, reason: "cancelled by a lock request"))]
         }
+    }
+
+    private mutating func lockNow(at now: Instant) -> [Action] {
+        guard case .unlocked = session.state else {
+            // Already locked: only an enrollment under way is cancelled.
+            return cancelEnrollment(reason: "cancelled by a lock request", at: now)
+        }
+        _ = session.lock()
+        var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
+        out += resetPads(at: now, codeTimers: true)
+        out += [.grabInput, .redraw, .notify(.locked(at: now))]
         return out
     }
+
+    /// The display asked for by `takeDisplay` is ours again (it is drawn whole).
+    public mutating func displayTaken(at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard case .taking(let purpose) = hold else {
+            Log.bug("lock screen: display taken while \(hold)")
+            return []
+        }
+        hold = .held
+        switch purpose {
+        case .lock:
+            return lockNow(at: now)
+        case .enroll(let method):
+            return startEnrollment(method, at: now)
+        }
+    }
+
+    /// The display could not be taken back (another program holds it): the device stays
+    /// as it was, handed over.
+    public mutating func displayRefused(_ reason: String, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        guard case .taking(let purpose) = hold else {
+            Log.bug("lock screen: display refused while \(hold)")
+            return []
+        }
+        hold = .released
+        switch purpose {
+        case .lock:
+            return []
+        case .enroll(let method):
+            return [.notify(.enrollFailed(method, reason: "the display is busy: \(reason)"))]
+        }
+    }
+
+    // MARK: the pads' actions
 
     private mutating func apply(_ actions: [PatternLock.Action], at now: Instant) -> [Action] {
         var out: [Action] = []
@@ -378,7 +596,7 @@ public struct LockScreen: Sendable {
                     var bytes = p.secretBytes
                     out += enrollAttempt(.pattern, &bytes, at: now)
                 } else {
-                    out += submit(.pattern, .verify(p), at: now)
+                    out += submit(.pattern(p), at: now)
                 }
             }
         }
@@ -393,7 +611,7 @@ public struct LockScreen: Sendable {
             case .armTimer(let t): out.append(.armTimer(t))
             case .progress(let e, let n):
                 // Subscribers follow unlock attempts, not a new secret being typed.
-                if enrollment == nil { out.append(.emit(.progress(entered: e, of: n))) }
+                if enrollment == nil { out.append(.notify(.progress(entered: e, of: n))) }
             case .incomplete(_, let n):
                 notice = Messages.fill(builder.messages.codeIncomplete, ["n": n])
                 out.append(.redraw)
@@ -402,21 +620,21 @@ public struct LockScreen: Sendable {
                     var bytes = c.secretBytes
                     out += enrollAttempt(.code, &bytes, at: now)
                 } else {
-                    out += submit(.code, .verifyCode(c), at: now)
+                    out += submit(.code(c), at: now)
                 }
             }
         }
         return out
     }
 
-    private mutating func submit(_ method: UnlockMethod, _ verify: Action, at now: Instant) -> [Action] {
+    private mutating func submit(_ attempt: Attempt, at now: Instant) -> [Action] {
         var out: [Action] = []
-        for s in session.submit(method, at: now) {
+        for s in session.submit(attempt.method, at: now) {
             switch s {
-            case .verify: out.append(verify)
+            case .verify: out.append(.verify(attempt))
             case .stateChanged: out.append(.redraw)
             case .armTimer(let t): out.append(.armTimer(t))
-            case .store, .unlocked, .failed, .lockout: Log.bug("lock screen: session decided before verifying")
+            case .store, .unlocked, .failed, .storeFailed, .lockout: Log.bug("lock screen: session decided before verifying")
             }
         }
         return out
@@ -426,24 +644,37 @@ public struct LockScreen: Sendable {
 
     /// Shows the enrollment screen of `method`: the new secret is drawn (or typed) twice.
     /// Allowed while unlocked, or while locked when no secret exists for `method`
-    /// (`hasSecret`, which the owner knows).
+    /// (`hasSecret`, which the owner knows). After a hand-over the display is asked back
+    /// first (`takeDisplay`); the enrollment starts once it is taken.
     public mutating func beginEnrollment(_ method: UnlockMethod, hasSecret: Bool,
                                          at now: Instant) throws(EnrollRefusal) -> [Action] {
         self.now = max(self.now, now)
         if enrollment != nil { throw .enrolling }
-        if method == .code && code == nil { throw .noCodePad }
+        if !pads.offers(method) { throw .noPad(method) }
         switch session.state {
         case .unlocked: break
         case .locked: if hasSecret { throw .locked }
         case .verifying, .storing, .wrong, .lockout, .storeFailed: throw .busy(session.state.name)
         }
+        switch hold {
+        case .held:
+            return startEnrollment(method, at: now)
+        case .released:
+            hold = .taking(.enroll(method))
+            return [.takeDisplay]
+        case .taking:
+            throw .busy("taking the display back")
+        }
+    }
+
+    private mutating func startEnrollment(_ method: UnlockMethod, at now: Instant) -> [Action] {
         enrollment = Enrollment(method: method, returnTo: active)
         notice = nil
         Log.info("lock screen: enrolling a \(method.rawValue)")
-        var out = apply(pattern.reset(), at: now)
-        active = method
-        if code != nil { out += apply(code!.reset(at: now), at: now) }
-        if method == .pattern { out = out.filter { if case .armTimer = $0 { false } else { true } } }
+        var out: [Action] = []
+        if case .unlocked = session.state { out.append(.grabInput) }
+        out += resetPads(at: now, codeTimers: method == .code)
+        show(method)
         return out + [.redraw]
     }
 
@@ -452,25 +683,33 @@ public struct LockScreen: Sendable {
         self.now = max(self.now, now)
         guard let method = enrollment?.method else { return [] }
         Log.info("lock screen: enrollment of a \(method.rawValue) cancelled: \(reason)")
-        return endEnrollment(at: now) + [.emit(.enrollFailed(method, reason: reason))]
+        return endEnrollment(at: now) + [.notify(.enrollFailed(method, reason: reason))]
     }
 
-    /// Back to the screen shown before; the kept attempt is wiped.
+    /// The secret handed over by `enroll` is stored (`error` nil), or could not be.
+    public mutating func enrollStored(_ method: UnlockMethod, error: String?, at now: Instant) -> [Action] {
+        self.now = max(self.now, now)
+        if let error { return [.notify(.enrollFailed(method, reason: error))] }
+        return [.notify(.enrolled(method))]
+    }
+
+    /// Back to the screen shown before; the kept attempt is wiped. While unlocked, the
+    /// display and the input are handed over again.
     private mutating func endEnrollment(at now: Instant) -> [Action] {
         guard enrollment != nil else { return [] }
         enrollment!.restart()
         let back = enrollment!.returnTo
         enrollment = nil
         notice = nil
-        active = back
-        var out = apply(pattern.reset(), at: now)
-        if code != nil {
-            // The pad starts a new prompt; it blinks only if it is shown and takes input.
-            let acts = code!.reset(at: now)
-            out += apply(active == .code && session.acceptsInput
-                         ? acts : acts.filter { if case .armTimer = $0 { false } else { true } }, at: now)
+        show(back)
+        // The pad starts a new prompt; it blinks only if it is shown and takes input.
+        var out = resetPads(at: now, codeTimers: active == .code && session.acceptsInput)
+        out.append(.redraw)
+        if case .unlocked = session.state, hold == .held {
+            hold = .released
+            out += [.releaseInput, .releaseDisplay]
         }
-        return out + [.redraw]
+        return out
     }
 
     /// An attempt made while enrolling (`secret` is wiped or handed over): the first is
@@ -494,25 +733,28 @@ public struct LockScreen: Sendable {
                 Log.info("enrollment: the \(method.rawValue) was given twice alike")
                 let bytes = secret
                 secret = []
-                return endEnrollment(at: now) + [.enroll(method, bytes)]
+                // Stored first; the hand-over (if unlocked) follows the screen's return.
+                let end = endEnrollment(at: now)
+                return [.enroll(method, bytes)] + end
             }
             Enrollment.wipe(&secret)
             enrollment!.restart()
             notice = builder.messages.enrollMismatch
             Log.info("enrollment: the two \(method.rawValue)s differ; starting again")
+            let hold = session.errorHold
             switch method {
             case .pattern:
-                return apply(pattern.verdict(accepted: false, at: now, errorHold: session.errorHold), at: now)
+                return onPattern(at: now) { $0.verdict(accepted: false, at: now, errorHold: hold) }
             case .code:
-                return apply(code!.verdict(accepted: false, at: now, errorHold: session.errorHold), at: now)
+                return onCode(at: now) { $0.verdict(accepted: false, at: now, errorHold: hold) }
             }
         }
     }
 
     private mutating func resetMachine(_ method: UnlockMethod, at now: Instant) -> [Action] {
         switch method {
-        case .pattern: return apply(pattern.reset(), at: now)
-        case .code: return apply(code!.reset(at: now), at: now)
+        case .pattern: return onPattern(at: now) { $0.reset() }
+        case .code: return onCode(at: now) { $0.reset(at: now) }
         }
     }
 }

@@ -36,8 +36,8 @@ public enum Preview {
         }
         var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed)
         if name == "lockout" {
-            s = LockScreen(pattern: s.pattern, session: Session(errorHold: config.errorHold, schedule: LockoutSchedule(seconds: [30])),
-                           builder: s.builder, code: s.code, methods: s.methods, toggle: s.toggleRect)
+            s = LockScreen(pads: s.pads, session: Session(errorHold: config.errorHold, schedule: LockoutSchedule(seconds: [30])),
+                           builder: s.builder, toggle: s.toggleRect)
         }
         var t: Int64 = 1_000_000
         func next() -> Instant { t += 40_000; return Instant(microseconds: t) }
@@ -55,7 +55,7 @@ public enum Preview {
         }
         switch screen {
         case .pattern:
-            let g = s.pattern.grid
+            guard let g = s.pattern?.grid else { throw Failure(description: "the screen has no pattern grid") }
             // A Z: the top row, the diagonal, the bottom row (whatever the grid's size).
             let last = g.columns - 1, bottom = (g.rows - 1) * g.columns
             let z = [0, last, bottom, bottom + last]
@@ -96,7 +96,7 @@ public enum Preview {
                 throw Failure(description: "unknown pattern state '\(state)'; one of \(states(of: .pattern).joined(separator: ", "))")
             }
         case .code:
-            let pad = s.code!
+            guard let pad = s.code else { throw Failure(description: "the screen has no code pad") }
             func type(_ n: Int) { for i in 0..<n { _ = s.key(CodePad.Key.digit((i * 7 + 2) % 10), at: next()) } }
             let n = min(k ?? 2, pad.length - 1)
             switch name {

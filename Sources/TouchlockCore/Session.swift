@@ -64,6 +64,9 @@ public struct Session: Sendable {
         case store(LockoutRecord)
         case unlocked(UnlockMethod, at: Instant, duress: Bool)
         case failed(UnlockMethod, failures: Int, retryAfter: Interval)
+        /// A failure could not be stored: told instead of `failed`, which follows only a
+        /// stored record.
+        case storeFailed(UnlockMethod, reason: String)
         case lockout(until: Instant)
         case armTimer(Instant)
         case stateChanged
@@ -185,8 +188,7 @@ public struct Session: Sendable {
         case .failure(let method):
             transition(to: .storeFailed(reason: error, pending), "store failed")
             if wasRetry { return [.stateChanged] }
-            let retry = pendingDeadline.map { $0 - now } ?? errorHold
-            return [.stateChanged, .failed(method, failures: failures, retryAfter: retry)]
+            return [.stateChanged, .storeFailed(method, reason: error)]
         case .unlock:
             // The right secret was given; the stored count stays higher than it is,
             // which only errs on the safe side.

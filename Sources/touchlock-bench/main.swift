@@ -155,7 +155,7 @@ func benchInput(_ o: BenchOptions) {
 /// A finger dragging the path across the grid, one scene per touch frame.
 func dragScenes(_ screen: Size, frames: Int) -> [Scene] {
     let grid = PatternGrid.layout(on: screen)
-    var lock = LockScreen(pattern: PatternLock(grid: grid), session: Session(),
+    var lock = LockScreen(pads: .pattern(PatternLock(grid: grid)), session: Session(),
                           builder: SceneBuilder(theme: Theme(), size: screen))
     var scenes: [Scene] = []
     let order = [0, 1, 2, 5, 4, 3, 6, 7, 8]
@@ -180,7 +180,7 @@ func dragScenes(_ screen: Size, frames: Int) -> [Scene] {
 /// The time to build one scene from the lock screen's state while dragging.
 func sceneBuildTime(_ screen: Size) -> Double {
     let grid = PatternGrid.layout(on: screen)
-    var lock = LockScreen(pattern: PatternLock(grid: grid), session: Session(),
+    var lock = LockScreen(pads: .pattern(PatternLock(grid: grid)), session: Session(),
                           builder: SceneBuilder(theme: Theme(), size: screen))
     _ = lock.touches([ScreenTouch(id: 1, phase: .began, point: grid.center(of: 0))], at: Instant(microseconds: 0))
     let n = 2000

@@ -93,8 +93,9 @@ func enrollCommand(_ args: [String], socket: String) -> Int32 {
 
     var bytes: [UInt8]
     if method == "pattern" {
-        let rows = st.pattern.rows, columns = st.pattern.columns
-        let minimum = st.pattern.minLength ?? 4
+        guard let grid = st.pattern else { fail("enroll: the daemon's screen has no pattern grid") }
+        let rows = grid.rows, columns = grid.columns
+        let minimum = grid.minLength ?? 4
         let pattern: Pattern
         do { pattern = try Pattern(parsing: String(decoding: first, as: UTF8.self), rows: rows, columns: columns) } catch {
             fail("enroll: \(error)")

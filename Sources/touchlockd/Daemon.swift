@@ -1,72 +1,45 @@
-import Glibc
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
-import TouchlockInput
-import TouchlockRender
 import TouchlockSecrets
 import TouchlockSystem
 
-/// Owns all state and runs it on one event loop: input -> lock screen -> scene ->
-/// shadow buffer -> display; lock screen -> socket events.
+/// Owns the lock screen and carries out what it asks, on one event loop. The lock
+/// screen decides; the rooms act and report back:
+///
+/// - `Inputs` (touches and keys in; grab and release),
+/// - `Verifier` (attempts checked, new secrets hashed),
+/// - `StateStore` (the durable record and the secrets),
+/// - `Presenter` (scenes drawn and shown; the display handed over and taken back),
+/// - and subscribers, the log and the service manager, told of events here (`report`).
 final class Daemon {
     let loop: EventLoop
-    let config: Config
     let options: Options
-    let display: Display
-    let shadow: ShadowBuffer
-    let renderer: Renderer
-    var lock: LockScreen
-    private var evdev: EvdevInputs?
-    private var replay: ReplaySource?
-    private var drawnScene: Scene?
-    /// Damage drawn into the shadow buffer and not yet presented.
-    private var unpresented: Damage
-    private var redrawQueued = false
-    private var armedTimers: Set<Instant> = []
-    private var firstFrameShown = false
-    private var stopAfterPresent = false
-    /// After an unlock: drop DRM master once the cleared screen is shown.
-    private var releaseWhenCleared = false
-    /// Time of the input event whose effect is waiting to be presented.
-    private var pendingEventTime: Instant?
-    /// The input event behind the frame in flight, for event-to-shown latency.
-    private var inFlightEventTime: Instant?
-    /// From the input event that completed a frame to the frame being shown (the page
-    /// flip's completion; the next loop turn when headless).
-    private(set) var eventToShown = LatencyEstimator()
+    private(set) var lock: LockScreen
+    let presenter: Presenter
+    let store: StateStore
+    private let verifier: Verifier
+    private var inputs: Inputs?
+    /// Told of every event (the control socket's subscribers).
     var onEvent: ((LockEvent) -> Void)?
-    /// What is kept across restarts (lockout record, secrets), as last stored.
-    private(set) var stored: StoredState
-    /// Input event (kernel timestamp) to frame submission.
-    private(set) var eventToSubmit = LatencyEstimator()
-    private(set) var framesPresented = 0
-    let statePath: String
-    private let bootID: String?
-    private let digester: GuessDigester?
+    private var armedTimers: Set<Instant> = []
+    /// The control client that asked for the enrollment on screen: if it goes away
+    /// (touchlockctl gave up waiting), the enrollment is cancelled.
+    private var enrollingClient: Int?
+    /// Why the display could not be taken back, while a request that asked for it runs.
+    private var displayRefusal: String?
 
-    init(config: Config, options: Options, loop: EventLoop, display: Display, stored: StoredState,
-         statePath: String, bootID: String?) {
-        self.config = config
+    init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore) {
         self.options = options
         self.loop = loop
-        self.display = display
-        self.stored = stored
-        self.statePath = statePath
-        self.bootID = bootID
-        do { digester = try GuessDigester() } catch {
-            Log.error("cannot make guess digests (\(error)); every wrong guess counts")
-            digester = nil
-        }
-        shadow = ShadowBuffer(size: display.size)
-        renderer = Renderer(shadow: shadow)
-        unpresented = Damage(bounds: display.size)
+        self.store = store
+        verifier = Verifier(loop: loop, secrets: store)
         let now = EventLoop.now()
-        let record = stored.lockout.restored(sameBoot: stored.bootID != nil && stored.bootID == bootID,
-                                             now: now, schedule: config.lockoutSchedule)
-        if stored.lockout.failures > 0 || stored.lockout.deadline != nil {
+        let stored = store.stored.lockout
+        let record = stored.restored(sameBoot: store.sameBoot, now: now, schedule: config.lockoutSchedule)
+        if stored.failures > 0 || stored.deadline != nil {
             let left = record.deadline.map { " \(($0 - now).countdown) left" } ?? ""
-            Log.info("restored \(record.failures) failure(s) in a row\(stored.bootID == bootID ? "" : " (after a reboot: full wait)")\(left)")
+            Log.info("restored \(record.failures) failure(s) in a row\(store.sameBoot ? "" : " (after a reboot: full wait)")\(left)")
         }
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         Log.info("\(Int(density.dpi.rounded())) dpi: sizes scaled by \(density.scale)")
@@ -74,53 +47,24 @@ final class Daemon {
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule))
-        display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
+        var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
+        presenter = Presenter(display: display, loop: loop, scene: { scene() })
+        scene = { [unowned self] in self.lock.scene }
+        presenter.onFirstFrame = {
+            Log.info("first frame shown")
+            ServiceNotify.send("READY=1\nSTATUS=locked")
+        }
     }
 
     /// Opens the input named by the options.
-    func startInput() throws(StartError) {
-        let deliver: ([ScreenTouch], Instant) -> Void = { [unowned self] touches, time in
-            self.perform(self.lock.touches(touches, at: time), eventTime: time)
-        }
-        let deliverKey: (KeyInput, Instant) -> Void = { [unowned self] key, time in
-            self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
-        }
-        let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation)
-        var useReplay = options.input == .replay
-        if options.input != .replay {
-            let inputs = EvdevInputs(loop: loop, screen: display.size, settings: settings,
-                                     deliver: deliver, deliverKey: deliverKey)
-            inputs.openAll()
-            if inputs.count > 0 || options.input == .evdev {
-                if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input yet; waiting for one") }
-                inputs.watchForHotplug()
-                evdev = inputs
-            } else {
-                useReplay = true
-            }
-        }
-        if useReplay {
-            guard let path = options.replayPath ?? Self.bundledReplay() else {
-                throw StartError("no touchscreen found and no recording to replay (--replay FILE)")
-            }
-            let text: String
-            do { text = try FileContents.text(path) } catch { throw StartError("\(error)") }
-            let rec: EvemuRecording
-            do { rec = try EvemuRecording(parsing: text) } catch { throw StartError("\(path):\(error.line): \(error.message)") }
-            guard let device = rec.description else { throw StartError("\(path): the recording holds no device description") }
-            let input: TouchInput
-            switch TouchInput.make(label: path, device: device, settings: settings, screen: display.size, deliver: deliver) {
-            case .success(let t): input = t
-            case .failure(let why): throw StartError("\(path): not a touchscreen: \(why)")
-            }
-            let source = ReplaySource(recording: rec, loop: loop) { e in
-                input.feed(e)
-                if let k = KeyInput(e) { deliverKey(k, e.time) }
-            }
-            source.onFinished = { Log.info("replay of \(path) finished") }
-            replay = source
-            Log.info("replaying \(path): \(rec.events.count) events")
-        }
+    func startInput(config: Config) throws(StartError) {
+        inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
+                            touches: { [unowned self] touches, time in
+                                self.perform(self.lock.touches(touches, at: time), eventTime: time)
+                            },
+                            keys: { [unowned self] key, time in
+                                self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
+                            })
     }
 
     /// 64 bits from the kernel's random source (the standard library's system generator
@@ -130,221 +74,84 @@ final class Daemon {
         return g.next()
     }
 
-    static func bundledReplay() -> String? {
-        let p = "/usr/share/touchlock/demo-pattern.evemu"
-        return access(p, R_OK) == 0 ? p : nil
-    }
-
     /// Shows the first frame and starts any replay.
     func start() {
         perform(lock.begin(at: EventLoop.now()))
         perform(lock.resume(at: EventLoop.now()))
-        redraw()
-        replay?.start(after: .milliseconds(300))
+        presenter.draw()
+        inputs?.start()
     }
 
     // MARK: actions
 
+    /// Carries out the lock screen's actions in order; results come back as events.
     func perform(_ actions: [LockScreen.Action], eventTime: Instant? = nil) {
         for a in actions {
             switch a {
             case .verify(let attempt):
-                var bytes = attempt.secretBytes
-                let verdict = verify(.pattern, &bytes)
-                Log.info("pattern attempt of \(attempt.nodes.count) nodes: \(verdict.isMatch ? "accepted" : "rejected")")
-                perform(lock.verified(verdict, at: EventLoop.now()))
-            case .verifyCode(let attempt):
-                var bytes = attempt.secretBytes
-                let verdict = verify(.code, &bytes)
-                Log.info("code attempt of \(attempt.digits.count) digits: \(verdict.isMatch ? "accepted" : "rejected")")
-                perform(lock.verified(verdict, at: EventLoop.now()))
+                verifier.check(attempt) { [unowned self] verdict in
+                    self.perform(self.lock.verified(verdict, at: EventLoop.now()))
+                }
             case .store(let record):
-                let error = store(record)
-                perform(lock.stored(error: error, at: EventLoop.now()))
+                // On the next turn, so the screen shows the attempt being stored first.
+                loop.deferred { [unowned self] in
+                    let error = self.store.store(record)
+                    self.perform(self.lock.stored(error: error, at: EventLoop.now()))
+                }
             case .enroll(let method, let bytes):
-                enrolledOnScreen(method, bytes)
-            case .emit(let event):
-                emit(event)
+                verifier.hash(bytes) { [unowned self] result in
+                    var error: String?
+                    switch result {
+                    case .success(let hash):
+                        error = self.store.setSecret(method.rawValue, hash: hash)?.message
+                    case .failure(let why):
+                        Log.error("cannot hash the enrolled \(method.rawValue): \(why)")
+                        error = "cannot hash it: \(why)"
+                    }
+                    self.perform(self.lock.enrollStored(method, error: error, at: EventLoop.now()))
+                }
+            case .notify(let event):
+                report(event)
             case .armTimer(let t):
                 arm(t)
             case .redraw:
-                if pendingEventTime == nil { pendingEventTime = eventTime }
-                queueRedraw()
+                presenter.redraw(after: eventTime)
+            case .takeDisplay:
+                do {
+                    try presenter.take()
+                } catch {
+                    Log.warning("cannot take the display back: \(error)")
+                    displayRefusal = "\(error)"
+                    perform(lock.displayRefused("\(error)", at: EventLoop.now()))
+                    continue
+                }
+                perform(lock.displayTaken(at: EventLoop.now()))
+            case .releaseDisplay:
+                if !options.once { presenter.releaseWhenShown() }
+            case .grabInput:
+                inputs?.grab(true)
+            case .releaseInput:
+                inputs?.grab(false)
             }
         }
     }
 
-    /// Checks an attempt (`secret` is wiped): the method's secret, and for codes the
-    /// duress code too, always both so the time taken does not tell which matched.
-    func verify(_ method: UnlockMethod, _ secret: inout [UInt8]) -> Session.Verdict {
-        defer { SecretHash.wipe(&secret) }
-        var a = secret
-        let match = secretHash(for: method).map { SecretHash.verify(&a, against: $0) } ?? false
-        var duress = false
-        if method == .code, let d = stored.duressHash {
-            var b = secret
-            duress = SecretHash.verify(&b, against: d)
-        }
-        if match { return .match(duress: false) }
-        if duress { return .match(duress: true) }
-        var c = secret
-        return .wrong(digest: digester?.digest(&c))
-    }
-
-    /// The methods with a secret (enrolled, or in the config files).
-    var enrolled: [UnlockMethod] {
-        [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
-    }
-
-    /// The hash an attempt by `method` is checked against: the enrolled one, else the
-    /// one in the config files.
-    func secretHash(for method: UnlockMethod) -> String? {
-        stored.hash(for: method) ?? (method == .pattern ? config.patternHash : config.screens.codeHash)
-    }
-
-    /// Writes the state file with `record`; nil when it is on disk, else why not.
-    private func store(_ record: LockoutRecord) -> String? {
-        var next = stored
-        next.lockout = record
-        if let error = writeState(next) {
-            Log.error("cannot store \(record.failures) failure(s) in \(statePath): \(error); input stays blocked")
-            return error
-        }
-        return nil
-    }
-
-    /// Writes `state` durably and keeps it; nil on success, else the reason.
-    func writeState(_ state: StoredState) -> String? {
-        var state = state
-        state.bootID = bootID
-        do {
-            try DurableFile.makeDirectory(DurableFile.directory(of: statePath))
-            try DurableFile.replace(statePath, with: Array(state.text.utf8))
-        } catch {
-            return "\(error.errno)"
-        }
-        stored = state
-        return nil
-    }
-
-    /// A client asked to lock the device again.
-    func lockRequested() -> Result<Status.State, ControlError> {
-        releaseWhenCleared = false
-        if case .unlocked = lock.session.state {
-            do { try display.acquire() } catch {
-                Log.warning("cannot take the display back: \(error)")
-                return .failure(ControlError(.displayBusy, "cannot take the display back: \(error)"))
-            }
-            drawnScene = nil  // everything is drawn again
-        }
-        perform(lock.lock(at: EventLoop.now()))
-        return .success(Status.State(lock.session.state))
-    }
-
-    var metrics: Metrics {
-        Metrics(eventToSubmit: .init(eventToSubmit), eventToShown: .init(eventToShown), frames: framesPresented)
-    }
-
-    /// Stores (or with nil removes) the hash of the secret named by `method`.
-    func enroll(_ method: String, _ hash: String?) -> ControlError? {
-        if let hash, !SecretHash.isUsable(hash) {
-            return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
-        }
-        var next = stored
-        switch method {
-        case "pattern": next.patternHash = hash
-        case "code": next.codeHash = hash
-        case "duress": next.duressHash = hash
-        default: return ControlError(.badValue, "unknown method \"\(method)\" (pattern, code, duress)")
-        }
-        if let error = writeState(next) {
-            Log.error("cannot store the \(method) secret in \(statePath): \(error)")
-            return ControlError(.storeFailed, "cannot write \(statePath): \(error)")
-        }
-        return nil
-    }
-
-    /// Shows the enrollment screen of `method`: allowed while unlocked, or while locked
-    /// when no secret exists for it. When unlocked, the display and the input are taken
-    /// back until the enrollment ends.
-    /// The control client that asked for the enrollment on screen: if it goes away
-    /// (touchlockctl gave up waiting), the enrollment is cancelled.
-    private var enrollingClient: Int?
-
-    func clientGone(_ serial: Int) {
-        guard serial == enrollingClient else { return }
-        enrollingClient = nil
-        perform(lock.cancelEnrollment(reason: "the client that asked for it went away", at: EventLoop.now()))
-    }
-
-    func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
-        let now = EventLoop.now()
-        var wasUnlocked = false
-        if case .unlocked = lock.session.state { wasUnlocked = true }
-        let actions: [LockScreen.Action]
-        do { actions = try lock.beginEnrollment(method, hasSecret: secretHash(for: method) != nil, at: now) } catch {
-            Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(error)")
-            return ControlError(.busy, "cannot enroll on the screen: \(error)")
-        }
-        if wasUnlocked {
-            releaseWhenCleared = false
-            do { try display.acquire() } catch {
-                Log.warning("cannot take the display back: \(error)")
-                perform(lock.cancelEnrollment(reason: "the display is busy", at: now))
-                return ControlError(.displayBusy, "cannot take the display back: \(error)")
-            }
-            drawnScene = nil  // everything is drawn again
-            evdev?.grab(true)
-        }
-        enrollingClient = client
-        perform(actions)
-        return nil
-    }
-
-    /// The secret was given twice alike on the screen: hash it, store it, tell
-    /// subscribers. `bytes` is wiped, with the action that carried it.
-    private func enrolledOnScreen(_ method: UnlockMethod, _ bytes: [UInt8]) {
-        defer { SecretHash.wipeShared(bytes) }
-        var secret = bytes
-        let hash: String
-        do { hash = try SecretHash.make(&secret) } catch {
-            Log.error("cannot hash the enrolled \(method.rawValue): \(error)")
-            emit(.enrollFailed(method, reason: "cannot hash it: \(error)"))
-            afterEnrollment()
-            return
-        }
-        if let e = enroll(method.rawValue, hash) {
-            emit(.enrollFailed(method, reason: e.message))
-        } else {
-            Log.info("\(method.rawValue) enrolled on the screen")
-            emit(.enrolled(method))
-        }
-        afterEnrollment()
-    }
-
-    /// When unlocked, the display and the input are handed over again.
-    private func afterEnrollment() {
-        if case .unlocked = lock.session.state {
-            evdev?.grab(false)
-            releaseWhenCleared = true
-        }
-    }
-
-    private func emit(_ event: LockEvent) {
+    /// Tells the log, the service manager and subscribers, in that order.
+    private func report(_ event: LockEvent) {
         switch event {
         case .unlocked(let m, _):
             Log.info("unlocked by \(m.rawValue)")
-            evdev?.grab(false)
-            if options.once { stopAfterPresent = true } else { releaseWhenCleared = true }
+            if options.once { presenter.stopWhenShown() }
         case .duress(let m, _):
             Log.info("duress \(m.rawValue) given")
         case .failed(let m, let failures, let retry):
             Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row; next attempt in \(retry.milliseconds < 60_000 ? "\(retry.milliseconds) ms" : retry.countdown)")
+        case .storeFailed(let m, let reason):
+            Log.error("wrong \(m.rawValue), not stored (\(reason)); input stays blocked until it is")
         case .lockout(let until):
             Log.info("locked out for \((until - EventLoop.now()).countdown)")
         case .locked:
             Log.info("locked")
-            evdev?.grab(true)
         case .progress(let entered, let total):
             Log.debug("code: \(entered) of \(total) digits")
         case .enrolled(let m):
@@ -359,6 +166,7 @@ final class Daemon {
         case .locked: ServiceNotify.send("STATUS=locked")
         case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
         case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
+        case .storeFailed(_, let reason): ServiceNotify.send("STATUS=locked, cannot store the attempt: \(reason)")
         case .duress, .progress, .enrolled, .enrollFailed: break
         }
         onEvent?(event)
@@ -372,90 +180,65 @@ final class Daemon {
         }
     }
 
-    // MARK: drawing
+    // MARK: control requests
 
-    private func queueRedraw() {
-        if redrawQueued { return }
-        redrawQueued = true
-        loop.deferred { [unowned self] in
-            self.redrawQueued = false
-            self.redraw()
+    var status: Status {
+        Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
+    }
+
+    /// A client asked to lock the device again.
+    func lockRequested() -> Result<Status.State, ControlError> {
+        displayRefusal = nil
+        perform(lock.lock(at: EventLoop.now()))
+        if let why = displayRefusal {
+            displayRefusal = nil
+            return .failure(ControlError(.displayBusy, "cannot take the display back: \(why)"))
         }
+        return .success(Status.State(lock.session.state))
     }
 
-    /// Draws the damaged part of the current scene into the shadow buffer, and presents
-    /// it unless a frame is already in flight (then the next completion presents it).
-    private func redraw() {
-        let scene = lock.scene
-        let damage = scene.damage(from: drawnScene)
-        drawnScene = scene
-        if damage.isEmpty { return }
-        renderer.draw(scene, damage: damage)
-        unpresented.formUnion(damage)
-        presentIfIdle()
+    var metrics: Metrics {
+        Metrics(eventToSubmit: .init(presenter.eventToSubmit), eventToShown: .init(presenter.eventToShown),
+                frames: presenter.framesPresented)
     }
 
-    private func presentIfIdle() {
-        guard !display.isBusy, !unpresented.isEmpty else { return }
+    /// Stores (or with nil removes) the hash of the secret named by `method`.
+    func enroll(_ method: String, _ hash: String?) -> ControlError? {
+        if let hash, !SecretHash.isUsable(hash) {
+            return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
+        }
+        return store.setSecret(method, hash: hash)
+    }
+
+    func clientGone(_ serial: Int) {
+        guard serial == enrollingClient else { return }
+        enrollingClient = nil
+        perform(lock.cancelEnrollment(reason: "the client that asked for it went away", at: EventLoop.now()))
+    }
+
+    /// Shows the enrollment screen of `method`: allowed while unlocked (the display and
+    /// the input are taken back until the enrollment ends), or while locked when no
+    /// secret exists for it.
+    func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
+        let actions: [LockScreen.Action]
         do {
-            try display.present(shadow, damage: unpresented)
+            actions = try lock.beginEnrollment(method, hasSecret: store.secretHash(for: method) != nil, at: EventLoop.now())
         } catch {
-            Log.error("cannot show a frame: \(error)")
-            return
+            Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(error)")
+            return ControlError(.busy, "cannot enroll on the screen: \(error)")
         }
-        unpresented.removeAll()
-        framesPresented += 1
-        if let t = pendingEventTime {
-            eventToSubmit.record(EventLoop.now() - t)
-            inFlightEventTime = t
-            pendingEventTime = nil
+        enrollingClient = client
+        displayRefusal = nil
+        perform(actions)
+        if let why = displayRefusal {
+            displayRefusal = nil
+            return ControlError(.displayBusy, "cannot take the display back: \(why)")
         }
-    }
-
-    private func frameComplete(at t: Instant) {
-        if let e = inFlightEventTime {
-            eventToShown.record(t - e)
-            inFlightEventTime = nil
-        }
-        if !firstFrameShown {
-            firstFrameShown = true
-            Log.info("first frame shown")
-            ServiceNotify.send("READY=1\nSTATUS=locked")
-        }
-        if stopAfterPresent && unpresented.isEmpty {
-            loop.stop()
-            return
-        }
-        if releaseWhenCleared && unpresented.isEmpty, case .unlocked = lock.session.state, lock.scene.nodes.isEmpty {
-            // The screen shows nothing of the secret: hand the display over.
-            releaseWhenCleared = false
-            do { try display.release() } catch { Log.warning("cannot drop DRM master: \(error)") }
-            return
-        }
-        presentIfIdle()
+        return nil
     }
 
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
-        if eventToSubmit.count > 0 {
-            Log.info("latency from input event to frame submitted: \(eventToSubmit.summary)")
-            Log.info("latency from input event to frame shown: \(eventToShown.summary)")
-        }
-        display.shutdown()
-    }
-}
-
-struct StartError: Error, CustomStringConvertible {
-    var description: String
-    init(_ d: String) { description = d }
-}
-
-
-extension Session.Verdict {
-    var isMatch: Bool {
-        switch self {
-        case .match: true
-        case .wrong: false
-        }
+        presenter.shutdown()
     }
 }

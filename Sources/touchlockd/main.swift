@@ -103,16 +103,14 @@ func main() {
     let daemon: Daemon
     do {
         let display = try openDisplay(options, loop)
-        daemon = Daemon(config: config, options: options, loop: loop, display: display, stored: stored,
-                        statePath: config.statePath, bootID: BootID.current())
-        try daemon.startInput()
+        let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config)
+        daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store)
+        try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 
     let control: ControlServer
     do {
-        control = try ControlServer(path: config.socketPath, loop: loop) {
-            Status(daemon.lock, screen: daemon.display.size, now: EventLoop.now(), enrolled: daemon.enrolled)
-        }
+        control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
     control.lockHandler = { daemon.lockRequested() }

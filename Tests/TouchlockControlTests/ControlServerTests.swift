@@ -36,7 +36,7 @@ private func firstGap(_ events: [Event]) -> Int? {
         #expect(status == h.status)
         #expect(status.state == .locked && status.method == nil)
         #expect(status.screen == Status.Screen(width: 800, height: 480))
-        #expect(status.pattern.nodes.count == 9)
+        #expect(status.pattern!.nodes.count == 9)
         // The wire names a client relies on.
         for key in ["\"state\":\"locked\"", "\"failures\":0", "\"node_radius\":", "\"nodes\":[[", "\"width\":800"] {
             #expect(c.lines[1].contains(key), "missing \(key) in \(c.lines[1])")

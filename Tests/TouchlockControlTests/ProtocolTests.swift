@@ -23,15 +23,15 @@ import TouchlockCore
         #expect(status.state == .lockout && status.failures == 1 && status.method == nil)
         let timed = Status(session: s, screen: size, grid: grid, now: Instant(microseconds: 10_000_000))
         #expect(timed.lockoutUntil == 30_000_000 && timed.retryAfterMilliseconds == 20_000)
-        #expect(status.pattern.rows == 4 && status.pattern.columns == 3 && status.pattern.nodes.count == 12)
-        for (i, xy) in status.pattern.nodes.enumerated() {
+        #expect(status.pattern!.rows == 4 && status.pattern!.columns == 3 && status.pattern!.nodes.count == 12)
+        for (i, xy) in status.pattern!.nodes.enumerated() {
             let c = grid.center(of: i)
             #expect(abs(xy[0] - c.x) <= 0.005 && abs(xy[1] - c.y) <= 0.005)
             // Aiming at the reported centre selects that node.
             #expect(grid.node(at: Point(x: xy[0], y: xy[1])) == i)
         }
-        #expect(abs(status.pattern.nodeRadius - grid.nodeRadius) <= 0.005)
-        #expect(abs(status.pattern.hitRadius - grid.hitRadius) <= 0.005)
+        #expect(abs(status.pattern!.nodeRadius - grid.nodeRadius) <= 0.005)
+        #expect(abs(status.pattern!.hitRadius - grid.hitRadius) <= 0.005)
     }
 
     @Test func requestWireFormat() throws {
@@ -61,7 +61,7 @@ import TouchlockCore
         #expect(String(decoding: failed, as: UTF8.self)
             == "{\"event\":\"enroll_failed\",\"method\":\"code\",\"reason\":\"cancelled by a lock request\"}")
         #expect(try JSONDecoder().decode(Event.self, from: failed) == .enrollFailed(method: .code, reason: "cancelled by a lock request"))
-        var lock = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 300, height: 300))), session: Session(),
+        var lock = LockScreen(pads: .pattern(PatternLock(grid: .layout(on: Size(width: 300, height: 300)))), session: Session(),
                               builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
         #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == nil)
         _ = try lock.beginEnrollment(.pattern, hasSecret: false, at: Instant(microseconds: 0))

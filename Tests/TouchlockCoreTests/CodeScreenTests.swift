@@ -7,8 +7,7 @@ func codeScreen(_ methods: ScreenSettings.Methods = .code, size: Size = Size(wid
     c.screens.methods = methods
     var s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 1)
     if let lockout {
-        s = LockScreen(pattern: s.pattern, session: Session(schedule: lockout), builder: s.builder,
-                       code: s.code, methods: methods, toggle: s.toggleRect)
+        s = LockScreen(pads: s.pads, session: Session(schedule: lockout), builder: s.builder, toggle: s.toggleRect)
     }
     return s
 }
@@ -33,7 +32,7 @@ extension LockScreen {
 }
 
 func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
-    for case .verifyCode(let c) in actions { return c }
+    for case .verify(.code(let c)) in actions { return c }
     return nil
 }
 
@@ -42,14 +41,14 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         var s = codeScreen()
         let a = s.tapCode([2, 0, 2, 6], from: 0)
         #expect(codeVerification(a)?.digits == [2, 0, 2, 6])
-        let events = a.compactMap { if case .emit(let e) = $0 { e } else { nil } }
+        let events = a.compactMap { if case .notify(let e) = $0 { e } else { nil } }
         #expect(events == [.progress(entered: 1, of: 4), .progress(entered: 2, of: 4),
                            .progress(entered: 3, of: 4), .progress(entered: 4, of: 4)])
         #expect(s.session.state == .verifying(.code))
         let v = s.verified(true, at: at(400_000))
-        #expect(v.contains(.emit(.unlocked(.code, at: at(400_000)))))
+        #expect(v.contains(.notify(.unlocked(.code, at: at(400_000)))))
         let after = s.timer(at: at(900_000))
-        #expect(after.allSatisfy { if case .emit = $0 { false } else { true } })
+        #expect(after.allSatisfy { if case .notify = $0 { false } else { true } })
         #expect(s.scene.boxes.isEmpty && s.scene.keys.isEmpty)
         #expect(s.scene.prompt == "Unlocked")
     }
@@ -58,11 +57,11 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         var s = codeScreen()
         _ = s.tapCode([1, 1, 1, 1], from: 0)
         let v = s.verified(false, at: at(400_000))
-        #expect(v.contains(.emit(.failed(.code, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(v.contains(.notify(.failed(.code, failures: 1, retryAfter: .milliseconds(500)))))
         #expect(s.scene.prompt == "Wrong code, try again")
         #expect(s.scene.boxes.allSatisfy { $0.error })
         let t = s.timer(at: at(900_000))
-        #expect(t.contains(.emit(.progress(entered: 0, of: 4))))
+        #expect(t.contains(.notify(.progress(entered: 0, of: 4))))
         #expect(s.scene.prompt == "Enter your code")
         #expect(s.scene.boxes.allSatisfy { $0.content == .empty && !$0.error })
     }
@@ -103,7 +102,7 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         #expect(s.scene.keys.allSatisfy { !$0.rect.intersects(toggle) })
         _ = s.touches([ScreenTouch(id: 2, phase: .began, point: centre(toggle))], at: at(20))
         #expect(s.active == .pattern)
-        #expect(s.pattern.grid.center(of: 8).y + s.pattern.grid.cell / 2 <= Double(toggle.y))
+        #expect(s.pattern!.grid.center(of: 8).y + s.pattern!.grid.cell / 2 <= Double(toggle.y))
         // A hardware key brings the code pad up.
         _ = s.key(.digit(3), at: at(30))
         #expect(s.active == .code && s.code!.entered == 1)

@@ -6,6 +6,17 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
     return nil
 }
 
+extension LockScreen {
+    /// Begins an enrollment on a screen handed over after an unlock: the display is asked
+    /// back first, and the enrollment starts once it is taken.
+    mutating func enrollAfterHandOver(_ method: UnlockMethod, at t: Instant) throws -> [Action] {
+        let ask = try beginEnrollment(method, hasSecret: true, at: t)
+        #expect(ask == [.takeDisplay])
+        #expect(enrollment == nil)
+        return displayTaken(at: t)
+    }
+}
+
 @Suite struct EnrollmentTests {
     /// A screen unlocked by the pattern [0, 1, 2], its accepted path already gone.
     func unlockedScreen() -> LockScreen {
@@ -18,21 +29,24 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
 
     @Test func aPatternDrawnTwiceAlikeIsHandedOverAndNothingCountsAsAFailure() throws {
         var s = unlockedScreen()
-        let begin = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
-        #expect(begin.contains(.redraw))
+        let begin = try s.enrollAfterHandOver(.pattern, at: at(1_000_000))
+        #expect(begin.contains(.redraw) && begin.contains(.grabInput))
         #expect(s.scene.prompt == "Draw your new pattern")
         #expect(!s.scene.nodes.isEmpty)
         let (first, t1) = s.draw([6, 3, 0, 1], id: 2, from: 1_100_000)
         #expect(verification(first) == nil && enrolled(first) == nil)
         #expect(s.enrollment?.stage == .confirm)
         #expect(s.scene.prompt == "Draw it again to confirm")
-        #expect(s.pattern.state == .idle)
+        #expect(s.pattern!.state == .idle)
         let (second, _) = s.draw([6, 3, 0, 1], id: 3, from: t1 + 100_000)
         let expected = Pattern(rows: 3, columns: 3, nodes: [6, 3, 0, 1]).secretBytes
         #expect(enrolled(second)?.0 == .pattern)
         #expect(enrolled(second)?.1 == expected)
         #expect(verification(second) == nil)
         #expect(s.enrollment == nil)
+        // Stored first, then the display and the input are handed over again.
+        #expect(second.firstIndex(of: .releaseDisplay)! > second.firstIndex { if case .enroll = $0 { true } else { false } }!)
+        #expect(second.contains(.releaseInput) && s.hold == .released)
         #expect(s.session.failures == 0)
         // Back to the unlocked screen: nothing of the pattern on it.
         #expect(s.scene.nodes.isEmpty && s.scene.prompt == "Unlocked")
@@ -41,7 +55,7 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
 
     @Test func twoDifferentPatternsStartAgainWithAMessage() throws {
         var s = unlockedScreen()
-        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        _ = try s.enrollAfterHandOver(.pattern, at: at(1_000_000))
         let (_, t1) = s.draw([0, 1, 2, 5], id: 2, from: 1_100_000)
         let (second, t2) = s.draw([0, 1, 2, 4], id: 3, from: t1 + 100_000)
         #expect(enrolled(second) == nil)
@@ -49,7 +63,7 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
         #expect(s.scene.prompt == "They did not match, start again")
         #expect(second.contains(.armTimer(at(t2 + 500_000))))
         _ = s.timer(at: at(t2 + 500_000))
-        #expect(s.pattern.state == .idle)
+        #expect(s.pattern!.state == .idle)
         #expect(s.session.failures == 0)
         // The next attempt is a first one again; the message goes when a finger lands.
         let (third, t3) = s.draw([3, 4, 5, 8], id: 4, from: t2 + 600_000)
@@ -62,7 +76,7 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
 
     @Test func aPatternTooShortIsNeitherKeptNorCounted() throws {
         var s = unlockedScreen()
-        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        _ = try s.enrollAfterHandOver(.pattern, at: at(1_000_000))
         let (a, _) = s.draw([0, 1], id: 2, from: 1_100_000)
         #expect(enrolled(a) == nil)
         #expect(s.enrollment?.stage == .first)
@@ -74,7 +88,7 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
         var s = makeScreen()
         #expect(throws: EnrollRefusal.locked) { _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(0)) }
         #expect(s.enrollment == nil)
-        #expect(throws: EnrollRefusal.noCodePad) { _ = try s.beginEnrollment(.code, hasSecret: false, at: at(0)) }
+        #expect(throws: EnrollRefusal.noPad(.code)) { _ = try s.beginEnrollment(.code, hasSecret: false, at: at(0)) }
         _ = try s.beginEnrollment(.pattern, hasSecret: false, at: at(0))
         #expect(throws: EnrollRefusal.enrolling) { _ = try s.beginEnrollment(.pattern, hasSecret: false, at: at(0)) }
         let (a, t) = s.draw([0, 1, 2], id: 1, from: 10)
@@ -94,11 +108,13 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
 
     @Test func aLockRequestCancelsTheEnrollment() throws {
         var s = unlockedScreen()
-        _ = try s.beginEnrollment(.pattern, hasSecret: true, at: at(1_000_000))
+        _ = try s.enrollAfterHandOver(.pattern, at: at(1_000_000))
         _ = s.draw([0, 1, 2, 5], id: 2, from: 1_100_000)
         let a = s.lock(at: at(2_000_000))
-        #expect(a.contains(.emit(.enrollFailed(.pattern, reason: "cancelled by a lock request"))))
-        #expect(a.contains(.emit(.locked(at: at(2_000_000)))))
+        #expect(a.contains(.notify(.enrollFailed(.pattern, reason: "cancelled by a lock request"))))
+        #expect(a.contains(.notify(.locked(at: at(2_000_000)))))
+        // The enrollment held the display and the input: the lock keeps them.
+        #expect(!a.contains(.releaseDisplay) && !a.contains(.releaseInput) && s.hold == .held)
         #expect(s.enrollment == nil)
         #expect(s.scene.prompt == "Draw your pattern to unlock")
     }
@@ -110,7 +126,7 @@ func enrolled(_ actions: [LockScreen.Action]) -> (UnlockMethod, [UInt8])? {
         #expect(s.scene.prompt == "Enter your new code")
         let a = s.tapCode([4, 0, 7, 1], from: 100_000)
         #expect(codeVerification(a) == nil && enrolled(a) == nil)
-        #expect(!a.contains { if case .emit = $0 { true } else { false } })
+        #expect(!a.contains { if case .notify = $0 { true } else { false } })
         #expect(s.scene.prompt == "Enter it again")
         #expect(s.code?.entered == 0)
         let b = s.tapCode([4, 0, 7, 1], from: 600_000)

@@ -2,7 +2,7 @@ import Testing
 @testable import TouchlockCore
 
 func makeScreen(errorHold: Int64 = 500) -> LockScreen {
-    LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+    LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
                session: Session(errorHold: .milliseconds(errorHold)),
                builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
 }
@@ -23,7 +23,7 @@ extension LockScreen {
 }
 
 func verification(_ actions: [LockScreen.Action]) -> Pattern? {
-    for case .verify(let p) in actions { return p }
+    for case .verify(.pattern(let p)) in actions { return p }
     return nil
 }
 
@@ -34,7 +34,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(verification(actions)?.nodes == [0, 1, 2, 5])
         #expect(s.session.state == .verifying(.pattern))
         let after = s.verified(true, at: at(end + 1))
-        #expect(after.contains(.emit(.unlocked(.pattern, at: at(end + 1)))))
+        #expect(after.contains(.notify(.unlocked(.pattern, at: at(end + 1)))))
         #expect(s.session.state == .unlocked(.pattern, at: at(end + 1)))
         // The accepted path shows for a moment, then nothing of it stays on screen.
         #expect(s.scene.path.count == 4)
@@ -48,7 +48,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         let (actions, end) = s.draw([6, 3, 0, 1], id: 1, from: 0)
         #expect(verification(actions) != nil)
         let after = s.verified(false, at: at(end))
-        #expect(after.contains(.emit(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(after.contains(.notify(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500)))))
         #expect(s.session.state == .wrong(.pattern, until: at(end + 500_000)))
         let scene = s.scene
         #expect(scene.pathColor == Theme().error.with(alpha: Theme().path.alpha))
@@ -63,7 +63,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(s.scene.path.isEmpty)
         // The finger that landed during the hold still draws nothing until it lifts.
         _ = s.touches([ScreenTouch(id: 2, phase: .moved, point: grid3.center(of: 5))], at: at(end + 600_000))
-        #expect(s.pattern.path.isEmpty)
+        #expect(s.pattern!.path.isEmpty)
         #expect(s.session.failures == 1)
     }
 
@@ -72,9 +72,62 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
         _ = s.verified(true, at: at(end))
         let a = s.lock(at: at(end + 10))
-        #expect(a.contains(.emit(.locked(at: at(end + 10)))))
+        #expect(a.contains(.notify(.locked(at: at(end + 10)))))
         #expect(s.session.state == .locked)
         #expect(s.lock(at: at(end + 20)).isEmpty)
+    }
+
+    @Test func anUnlockHandsTheInputOverAtOnceAndTheDisplayOnceTheScreenIsCleared() {
+        var s = makeScreen()
+        let (drawn, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        #expect(!drawn.contains(.releaseInput) && s.hold == .held)
+        let unlocked = s.verified(true, at: at(end))
+        // Told first, then the kiosk app gets the touches; the accepted path stays 0.5 s.
+        let told = unlocked.firstIndex(of: .notify(.unlocked(.pattern, at: at(end))))!
+        #expect(unlocked.firstIndex(of: .releaseInput)! > told)
+        #expect(!unlocked.contains(.releaseDisplay))
+        #expect(s.timer(at: at(end + 100_000)).contains(.releaseDisplay) == false)
+        let cleared = s.timer(at: at(end + 500_000))
+        #expect(cleared.contains(.redraw) && cleared.contains(.releaseDisplay))
+        #expect(s.scene.nodes.allSatisfy { $0.state == .normal } && s.scene.path.isEmpty)
+        #expect(s.hold == .released)
+        // Handed over once only.
+        #expect(!s.timer(at: at(end + 900_000)).contains(.releaseDisplay))
+    }
+
+    @Test func aLockAfterTheHandOverTakesTheDisplayBackFirst() {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        _ = s.timer(at: at(end + 500_000))
+        let ask = s.lock(at: at(end + 600_000))
+        #expect(ask == [.takeDisplay])
+        if case .unlocked = s.session.state {} else { Issue.record("locked before the display was taken: \(s.session.state)") }
+        #expect(s.lock(at: at(end + 600_001)).isEmpty)  // asked once
+        let taken = s.displayTaken(at: at(end + 610_000))
+        #expect(taken.contains(.grabInput) && taken.contains(.redraw))
+        #expect(taken.contains(.notify(.locked(at: at(end + 610_000)))))
+        #expect(s.session.state == .locked && s.hold == .held)
+    }
+
+    @Test func aLockRefusedTheDisplayStaysUnlockedAndHandedOver() {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        _ = s.timer(at: at(end + 500_000))
+        #expect(s.lock(at: at(end + 600_000)) == [.takeDisplay])
+        let refused = s.displayRefused("drmSetMaster: Device or resource busy", at: at(end + 610_000))
+        #expect(refused.isEmpty)  // nothing told: the device was never locked
+        if case .unlocked = s.session.state {} else { Issue.record("the session changed: \(s.session.state)") }
+        #expect(s.hold == .released)
+        // Asked again later, it can still lock.
+        #expect(s.lock(at: at(end + 700_000)) == [.takeDisplay])
+        #expect(s.displayTaken(at: at(end + 710_000)).contains(.notify(.locked(at: at(end + 710_000)))))
+    }
+
+    @Test func theFirstFrameTakesTheInput() {
+        var s = makeScreen()
+        #expect(s.begin(at: at(0)).first == .grabInput)
     }
 }
 
@@ -82,7 +135,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
     let builder = SceneBuilder(theme: Theme(), size: Size(width: 1280, height: 800))
 
     @Test func theFirstSceneDamagesTheWholeScreen() {
-        var s = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 1280, height: 800))),
+        var s = LockScreen(pads: .pattern(PatternLock(grid: .layout(on: Size(width: 1280, height: 800)))),
                            session: Session(), builder: builder)
         _ = s.touches([], at: at(0))
         #expect(s.scene.damage(from: nil).rects == [PixelRect(x: 0, y: 0, width: 1280, height: 800)])
@@ -90,7 +143,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
 
     @Test func draggingTheTailDamagesOnlyAroundTheTail() {
         let grid = PatternGrid.layout(on: Size(width: 1280, height: 800))
-        var s = LockScreen(pattern: PatternLock(grid: grid), session: Session(), builder: builder)
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid)), session: Session(), builder: builder)
         _ = s.touches([ScreenTouch(id: 1, phase: .began, point: grid.center(of: 0))], at: at(0))
         var p = grid.center(of: 0)
         p.x += 40
@@ -106,7 +159,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
     }
 
     @Test func anUnchangedSceneHasNoDamage() {
-        let s = LockScreen(pattern: PatternLock(grid: .layout(on: Size(width: 1280, height: 800))),
+        let s = LockScreen(pads: .pattern(PatternLock(grid: .layout(on: Size(width: 1280, height: 800)))),
                            session: Session(), builder: builder)
         #expect(s.scene.damage(from: s.scene).isEmpty)
     }

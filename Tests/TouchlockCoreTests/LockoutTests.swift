@@ -5,13 +5,13 @@ private let minute: Int64 = 60_000_000
 
 /// A lock screen whose session stores its record, as the daemon's does.
 private func persistentScreen(schedule: LockoutSchedule = .gatekeeper) -> LockScreen {
-    LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+    LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
                session: Session(schedule: schedule, persistent: true),
                builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
 }
 
 private func events(_ actions: [LockScreen.Action]) -> [LockEvent] {
-    actions.compactMap { if case .emit(let e) = $0 { return e } else { return nil } }
+    actions.compactMap { if case .notify(let e) = $0 { return e } else { return nil } }
 }
 
 private func stores(_ actions: [LockScreen.Action]) -> [LockoutRecord] {
@@ -103,17 +103,20 @@ extension LockScreen {
         let (_, st) = s.fail([0, 1, 2, 5], digest: [1], at: 0, storeError: "No space left on device")
         #expect(s.session.state.name == "store_failed")
         #expect(s.scene.prompt.contains("No space left on device"))
-        #expect(events(st).contains(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))))
+        // Subscribers are told the attempt was not stored, never that it failed as if it were.
+        #expect(events(st) == [.storeFailed(.pattern, reason: "No space left on device")])
         // Input stays refused; a touch retries the store.
         let retry = s.touches([ScreenTouch(id: 5, phase: .began, point: grid3.center(of: 0))], at: at(60_000_000))
         #expect(stores(retry) == [LockoutRecord(failures: 1)])
         #expect(!s.session.acceptsInput)
-        _ = s.stored(error: nil, at: at(60_000_001))
+        let stored = s.stored(error: nil, at: at(60_000_001))
         #expect(s.session.state.name == "wrong")
+        // Once stored, the failure is told.
+        #expect(events(stored) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
         _ = s.touches([ScreenTouch(id: 5, phase: .moved, point: grid3.center(of: 4))], at: at(60_100_000))
         _ = s.timer(at: at(60_600_001))
         #expect(s.session.state == .locked)
-        #expect(s.pattern.path.isEmpty)  // the retrying finger draws nothing
+        #expect(s.pattern!.path.isEmpty)  // the retrying finger draws nothing
     }
 
     @Test func aMatchAfterFailuresStoresTheResetBeforeUnlocking() {
@@ -144,7 +147,7 @@ extension LockScreen {
                 == LockoutRecord(failures: 6, deadline: at(1_000_000 + 5 * minute)))
         #expect(LockoutRecord(failures: 3).restored(sameBoot: false, now: at(0), schedule: g) == LockoutRecord(failures: 3))
 
-        var s = LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
                            session: Session(restoring: record, at: at(8 * minute), schedule: g),
                            builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
         let resumed = s.resume(at: at(8 * minute))

@@ -76,7 +76,7 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
 
 @Suite struct PatternDrawingTests {
     func screen(stealth: Bool = false) -> LockScreen {
-        LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3), session: Session(),
+        LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)), session: Session(),
                    builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300), stealth: stealth))
     }
 
@@ -109,7 +109,7 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
         let c = grid3.center(of: 0)
         _ = s.touches([ScreenTouch(id: 1, phase: .began, point: c)], at: at(0))
         _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: grid3.center(of: 4))], at: at(8_000))
-        #expect(s.pattern.path == [0, 4])
+        #expect(s.pattern!.path == [0, 4])
         #expect(s.scene.path.isEmpty && s.scene.tail == nil)
         #expect(s.scene.nodes.allSatisfy { $0.state == .normal })
         _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: grid3.center(of: 8))], at: at(16_000))
@@ -124,7 +124,7 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
     @Test func theErrorHoldIsConfigurable() throws {
         var c = Config()
         try c.apply(settings: "error_hold_ms = 1200\n")
-        var s = LockScreen(pattern: PatternLock(grid: grid3, minimumLength: 3),
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
                            session: Session(errorHold: c.errorHold),
                            builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
         let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
@@ -133,6 +133,6 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
         _ = s.timer(at: at(end + 1_199_999))
         #expect(s.session.state != .locked)
         _ = s.timer(at: at(end + 1_200_000))
-        #expect(s.session.state == .locked && s.pattern.state == .idle)
+        #expect(s.session.state == .locked && s.pattern!.state == .idle)
     }
 }

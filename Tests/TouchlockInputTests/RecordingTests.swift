@@ -90,12 +90,12 @@ func assemble(_ rec: EvemuRecording) -> [TouchFrame] {
         let rec = try EvemuRecording(parsing: try repositoryFile("data/demo-pattern.evemu"))
         let screen = Size(width: 1280, height: 800)
         let mapping = ScreenMapping(x: rec.xRange!, y: rec.yRange!, screen: screen)
-        var lock = LockScreen(pattern: PatternLock(grid: .layout(on: screen)), session: Session(),
+        var lock = LockScreen(pads: .pattern(PatternLock(grid: .layout(on: screen))), session: Session(),
                               builder: SceneBuilder(theme: Theme(), size: screen))
         var attempts: [[Int]] = []
         for frame in assemble(rec) {
             let touches = frame.touches.map { ScreenTouch(id: $0.id, phase: $0.phase, point: mapping.map($0.position!)) }
-            for case .verify(let p) in lock.touches(touches, at: frame.time) {
+            for case .verify(.pattern(let p)) in lock.touches(touches, at: frame.time) {
                 attempts.append(p.nodes)
                 // The first attempt is wrong; the hold runs out before the second.
                 _ = lock.verified(attempts.count == 2, at: frame.time)

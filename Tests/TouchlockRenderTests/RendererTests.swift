@@ -19,7 +19,7 @@ func close(_ a: UInt32, _ b: UInt32, within d: Int = 3) -> Bool {
 /// A finger drawing 0 -> 1 -> 4 on the default layout, one scene per touch frame.
 func dragScenes(size: Size) -> [Scene] {
     let grid = PatternGrid.layout(on: size)
-    var lock = LockScreen(pattern: PatternLock(grid: grid), session: Session(),
+    var lock = LockScreen(pads: .pattern(PatternLock(grid: grid)), session: Session(),
                           builder: SceneBuilder(theme: Theme(), size: size))
     var scenes = [lock.scene]
     var t: Int64 = 0

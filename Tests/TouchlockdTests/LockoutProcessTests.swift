@@ -121,14 +121,20 @@ private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Eve
         try d.start(replay: replay)
         let sub = try d.client()
         _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
-        let failed = try waitEvent(sub) { if case .failed = $0 { true } else { false } }
-        #expect(failed != nil, "no failed event; log:\n\(d.log)")
+        // Subscribers hear that the attempt was not stored, never `failed` as if it were.
+        let notStored = try waitEvent(sub) { if case .storeFailed = $0 { true } else { false } }
+        #expect(notStored == .storeFailed(method: .pattern, reason: "No space left on device"), "no store_failed event; log:\n\(d.log)")
         let st = try d.status()
         #expect(st.state == .storeFailed)
         #expect(st.reason?.contains("No space left on device") == true)
         #expect(d.log.contains("No space left on device"))
         // The second wrong pattern was not taken: input stays blocked.
-        let second = try waitEvent(sub, timeout: 1500) { if case .failed = $0 { true } else { false } }
+        let second = try waitEvent(sub, timeout: 1500) {
+            switch $0 {
+            case .failed, .storeFailed: true
+            default: false
+            }
+        }
         #expect(second == nil)
         #expect(try d.status().failures == 1)
         #expect(d.stateText == original)

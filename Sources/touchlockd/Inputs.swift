@@ -1,0 +1,67 @@
+import Glibc
+import TouchlockCore
+import TouchlockInput
+import TouchlockSystem
+
+/// Where touches and keys come from: the kernel's devices, or a recording replayed when
+/// asked for (`--input replay`, `--replay FILE`). A lock daemon never falls back to
+/// replayed input on its own: with no touchscreen it waits for one to be plugged in.
+final class Inputs {
+    private var evdev: EvdevInputs?
+    private var replay: ReplaySource?
+
+    init(options: Options, config: Config, loop: EventLoop, screen: Size,
+         touches: @escaping ([ScreenTouch], Instant) -> Void,
+         keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
+        let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation)
+        switch options.input {
+        case .auto, .evdev:
+            let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)
+            inputs.openAll()
+            if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input yet; waiting for one") }
+            inputs.watchForHotplug()
+            evdev = inputs
+        case .replay:
+            guard let path = options.replayPath ?? Self.bundledReplay() else {
+                throw StartError("no recording to replay (--replay FILE)")
+            }
+            let text: String
+            do { text = try FileContents.text(path) } catch { throw StartError("\(error)") }
+            let rec: EvemuRecording
+            do { rec = try EvemuRecording(parsing: text) } catch { throw StartError("\(path):\(error.line): \(error.message)") }
+            guard let device = rec.description else { throw StartError("\(path): the recording holds no device description") }
+            let input: TouchInput
+            switch TouchInput.make(label: path, device: device, settings: settings, screen: screen, deliver: touches) {
+            case .success(let t): input = t
+            case .failure(let why): throw StartError("\(path): not a touchscreen: \(why)")
+            }
+            let source = ReplaySource(recording: rec, loop: loop) { e in
+                input.feed(e)
+                if let k = KeyInput(e) { keys(k, e.time) }
+            }
+            source.onFinished = { Log.info("replay of \(path) finished") }
+            replay = source
+            Log.info("replaying \(path): \(rec.events.count) events")
+        }
+    }
+
+    static func bundledReplay() -> String? {
+        let p = "/usr/share/touchlock/demo-pattern.evemu"
+        return access(p, R_OK) == 0 ? p : nil
+    }
+
+    /// Starts a replay, if there is one.
+    func start() {
+        replay?.start(after: .milliseconds(300))
+    }
+
+    /// Keeps every touch and key from other programs (on), or lets them have them again.
+    func grab(_ on: Bool) {
+        evdev?.grab(on)
+    }
+}
+
+struct StartError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}

@@ -1,0 +1,160 @@
+import TouchlockCore
+import TouchlockDisplay
+import TouchlockRender
+import TouchlockSystem
+
+/// Draws scenes into the shadow buffer and shows them: only the damage is drawn, at most
+/// one frame is in flight, and damage that arrives meanwhile is shown by the next. It
+/// also hands the display over (after the frame that clears the screen) and takes it back.
+final class Presenter {
+    let display: Display
+    let shadow: ShadowBuffer
+    private let renderer: Renderer
+    private let loop: EventLoop
+    /// The scene to show now.
+    private let scene: () -> Scene
+    private var drawnScene: Scene?
+    /// Damage drawn into the shadow buffer and not yet presented.
+    private var unpresented: Damage
+    private var redrawQueued = false
+    /// Handed over: frames are drawn in memory but not shown until `take`.
+    private var released = false
+    /// Hand the display over once the frame being drawn is shown.
+    private var releasePending = false
+    /// Stop the loop once the frame being drawn is shown (`--once`).
+    private var stopPending = false
+    private var firstFrameShown = false
+    /// Called once, when the first frame is on the screen.
+    var onFirstFrame: (() -> Void)?
+    /// Time of the input event whose effect is waiting to be presented.
+    private var pendingEventTime: Instant?
+    /// The input event behind the frame in flight, for event-to-shown latency.
+    private var inFlightEventTime: Instant?
+    /// Input event (kernel timestamp) to frame submission.
+    private(set) var eventToSubmit = LatencyEstimator()
+    /// From the input event that completed a frame to the frame being shown (the page
+    /// flip's completion; the next loop turn when headless).
+    private(set) var eventToShown = LatencyEstimator()
+    private(set) var framesPresented = 0
+
+    init(display: Display, loop: EventLoop, scene: @escaping () -> Scene) {
+        self.display = display
+        self.loop = loop
+        self.scene = scene
+        shadow = ShadowBuffer(size: display.size)
+        renderer = Renderer(shadow: shadow)
+        unpresented = Damage(bounds: display.size)
+        display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
+    }
+
+    /// Asks for the current scene to be drawn on this loop turn's end; `eventTime` is the
+    /// input event that caused it, for the latency figures.
+    func redraw(after eventTime: Instant? = nil) {
+        if pendingEventTime == nil { pendingEventTime = eventTime }
+        if redrawQueued { return }
+        redrawQueued = true
+        loop.deferred { [unowned self] in
+            self.redrawQueued = false
+            self.draw()
+        }
+    }
+
+    /// Draws the damaged part of the current scene into the shadow buffer, and presents
+    /// it unless a frame is already in flight (then the next completion presents it).
+    func draw() {
+        let scene = self.scene()
+        let damage = scene.damage(from: drawnScene)
+        drawnScene = scene
+        if !damage.isEmpty {
+            renderer.draw(scene, damage: damage)
+            unpresented.formUnion(damage)
+        }
+        presentIfIdle()
+    }
+
+    /// Takes the display back: DRM master, then a full redraw. A hand-over still waiting
+    /// for its frame is called off instead.
+    func take() throws(SystemError) {
+        if releasePending {
+            releasePending = false
+            return
+        }
+        guard released else { return }
+        try display.acquire()
+        released = false
+        drawnScene = nil  // everything is drawn again
+    }
+
+    /// Hands the display over once the frame being drawn is shown.
+    func releaseWhenShown() {
+        releasePending = true
+        settle()
+    }
+
+    /// Stops the loop once the frame being drawn is shown.
+    func stopWhenShown() {
+        stopPending = true
+        settle()
+    }
+
+    private func presentIfIdle() {
+        guard !released, !display.isBusy, !unpresented.isEmpty else {
+            settle()
+            return
+        }
+        do {
+            try display.present(shadow, damage: unpresented)
+        } catch {
+            Log.error("cannot show a frame: \(error)")
+            return
+        }
+        unpresented.removeAll()
+        framesPresented += 1
+        if let t = pendingEventTime {
+            eventToSubmit.record(EventLoop.now() - t)
+            inFlightEventTime = t
+            pendingEventTime = nil
+        }
+    }
+
+    /// With nothing in flight and nothing left to draw, a pending stop or hand-over is
+    /// carried out.
+    private func settle() {
+        guard !display.isBusy, unpresented.isEmpty, !redrawQueued else { return }
+        if stopPending {
+            stopPending = false
+            loop.stop()
+            return
+        }
+        if releasePending {
+            // The screen shows nothing of the secret: hand the display over.
+            releasePending = false
+            do {
+                try display.release()
+                released = true
+            } catch {
+                Log.warning("cannot drop DRM master: \(error)")
+            }
+        }
+    }
+
+    private func frameComplete(at t: Instant) {
+        if let e = inFlightEventTime {
+            eventToShown.record(t - e)
+            inFlightEventTime = nil
+        }
+        if !firstFrameShown {
+            firstFrameShown = true
+            onFirstFrame?()
+        }
+        presentIfIdle()
+    }
+
+    func shutdown() {
+        if eventToSubmit.count > 0 {
+            Log.info("latency from input event to frame submitted: \(eventToSubmit.summary)")
+            Log.info("latency from input event to frame shown: \(eventToShown.summary)")
+        }
+        display.shutdown()
+    }
+}

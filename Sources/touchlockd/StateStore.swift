@@ -1,0 +1,86 @@
+import Glibc
+import TouchlockControl
+import TouchlockCore
+import TouchlockSystem
+
+/// What is kept across restarts, in one file written durably: the lockout record and the
+/// enrolled secrets. It is also where the secrets attempts are checked against are owned,
+/// with their precedence stated once (see `secretHash`).
+final class StateStore {
+    let path: String
+    private let bootID: String?
+    /// As last stored.
+    private(set) var stored: StoredState
+    private let configuredPattern: String?
+    private let configuredCode: String?
+
+    init(path: String, bootID: String?, stored: StoredState, config: Config) {
+        self.path = path
+        self.bootID = bootID
+        self.stored = stored
+        configuredPattern = config.patternHash
+        configuredCode = config.screens.codeHash
+    }
+
+    /// Whether the stored record was written during this boot (its deadline is on this
+    /// boot's monotonic clock).
+    var sameBoot: Bool { stored.bootID != nil && stored.bootID == bootID }
+
+    /// The hash an attempt by `method` is checked against. A secret enrolled (stored in
+    /// the state file) takes precedence over the one in the config files.
+    func secretHash(for method: UnlockMethod) -> String? {
+        switch method {
+        case .pattern: stored.patternHash ?? configuredPattern
+        case .code: stored.codeHash ?? configuredCode
+        }
+    }
+
+    /// The duress code's hash: enrolled only, never in the config files.
+    var duressHash: String? { stored.duressHash }
+
+    /// The methods with a secret.
+    var enrolled: [UnlockMethod] {
+        [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
+    }
+
+    /// Writes the state file with `record`; nil when it is on disk, else why not.
+    func store(_ record: LockoutRecord) -> String? {
+        var next = stored
+        next.lockout = record
+        if let error = write(next) {
+            Log.error("cannot store \(record.failures) failure(s) in \(path): \(error); input stays blocked")
+            return error
+        }
+        return nil
+    }
+
+    /// Stores (or with nil removes) the hash of the secret named by `method`.
+    func setSecret(_ method: String, hash: String?) -> ControlError? {
+        var next = stored
+        switch method {
+        case "pattern": next.patternHash = hash
+        case "code": next.codeHash = hash
+        case "duress": next.duressHash = hash
+        default: return ControlError(.badValue, "unknown method \"\(method)\" (pattern, code, duress)")
+        }
+        if let error = write(next) {
+            Log.error("cannot store the \(method) secret in \(path): \(error)")
+            return ControlError(.storeFailed, "cannot write \(path): \(error)")
+        }
+        return nil
+    }
+
+    /// Writes `state` durably and keeps it; nil on success, else the reason.
+    private func write(_ state: StoredState) -> String? {
+        var state = state
+        state.bootID = bootID
+        do {
+            try DurableFile.makeDirectory(DurableFile.directory(of: path))
+            try DurableFile.replace(path, with: Array(state.text.utf8))
+        } catch {
+            return "\(error.errno)"
+        }
+        stored = state
+        return nil
+    }
+}
