@@ -121,11 +121,10 @@ private let screen = Size(width: 640, height: 400)
         #expect(try d.status().state == .locked)
     }
 
-    @Test func theSocketIsForItsGroupAndEnrollmentForRoot() throws {
-        guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, let users = getgrnam("users") else {
-            Issue.record("skipped: needs root, setpriv and a 'users' group")
-            return
-        }
+    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getgrnam("users") != nil,
+                   "needs root, setpriv and a 'users' group"))
+    func theSocketIsForItsGroupAndEnrollmentForRoot() throws {
+        let users = try #require(getgrnam("users"))
         let gid = users.pointee.gr_gid
         let d = try DaemonProcess(config: "socket_group = users\n")
         chmod(d.dir, 0o755)

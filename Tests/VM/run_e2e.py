@@ -575,6 +575,10 @@ class Run:
                       f" test -S {SOCKET_CODE}")
             # Every event line goes to a file, read back at the end.
             guest.run(f"touchlockctl --socket {SOCKET_CODE} subscribe </dev/null >/tmp/code-events 2>&1 &")
+            # Wait until the daemon has accepted it (the listening socket and each accepted
+            # one carry the path in /proc/net/unix), so no progress event is missed.
+            guest.run(f"i=0; while [ $(grep -c '{SOCKET_CODE}$' /proc/net/unix) -lt 2 ] && [ $i -lt 200 ];"
+                      f" do usleep 50000; i=$((i+1)); done; [ $(grep -c '{SOCKET_CODE}$' /proc/net/unix) -ge 2 ]")
             _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"code"' in l]
             if not st:
