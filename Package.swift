@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"]),
         .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "CCairo"]),
         .target(name: "TouchlockDisplay",
-                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm"]),
+                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm", "CLinux"]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "CCrypt"]),
         // The config files, in their order, parsed with libinih.
@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"], exclude: ["Golden"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
+        .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [

@@ -6,3 +6,15 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <linux/vt.h>
+#include <linux/kd.h>
+
+// ioctl is variadic, which Swift cannot call: one wrapper for an integer argument, one
+// for a pointer.
+static inline int clinux_ioctl_value(int fd, unsigned long request, unsigned long value) {
+    return ioctl(fd, request, value);
+}
+static inline int clinux_ioctl_pointer(int fd, unsigned long request, void *arg) {
+    return ioctl(fd, request, arg);
+}

@@ -47,8 +47,9 @@ public final class ControlServer {
     /// server's own user is always allowed them, so an unprivileged daemon can be
     /// tested by its own user.
     public var group: UInt32?
-    /// Carries out `lock`; the state after it, or why not.
-    public var lockHandler: (() -> Result<Status.State, ControlError>)?
+    /// Carries out `lock` and calls back, now or later on the loop (a VT switch takes a
+    /// few frames), with the state after it, or why not.
+    public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
     /// Answers `metrics`.
     public var metricsHandler: (() -> Metrics)?
     /// Carries out `enroll` (method, hash or nil to remove); nil on success.
@@ -384,10 +385,22 @@ public final class ControlServer {
                     answer = codec.reply(id: id, ControlError(.unsupported, "this server does not lock"))
                     break
                 }
-                switch lockHandler() {
-                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
-                case .failure(let e): answer = codec.reply(id: id, e)
+                // The reply goes out when the lock is done (or refused), to this client if
+                // it is still here.
+                lockHandler { [weak self, weak client] result in
+                    guard let self, let client, !client.dropped else { return }
+                    var line: [UInt8]
+                    switch result {
+                    case .success(let state):
+                        do { line = try self.codec.reply(id: id, LockReply(state: state)) } catch {
+                            Log.bug("control: cannot encode the reply to lock: \(error)")
+                            line = self.codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
+                        }
+                    case .failure(let e): line = self.codec.reply(id: id, e)
+                    }
+                    self.reply(line, to: client)
                 }
+                return
             case .metrics:
                 guard let metricsHandler else {
                     answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no metrics"))

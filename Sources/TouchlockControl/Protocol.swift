@@ -281,6 +281,15 @@ public struct Status: Codable, Hashable, Sendable {
     public var toggle: [Double]?
     /// The method being enrolled on the screen, while it is.
     public var enrolling: UnlockMethod?
+    /// Whether the lock screen is on the display: `shown`, `taking` (being switched to),
+    /// `handed_over` (after an unlock, the kiosk app has it), `not_shown` (it could not be
+    /// taken: `display_reason` says why).
+    public var display: String?
+    public var displayReason: String?
+    /// Our virtual terminal, when the display is taken from a kiosk by a VT switch; else
+    /// `vt_reason` says why there is no VT hand-off.
+    public var vt: Int?
+    public var vtReason: String?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern?) {
         self.state = state; self.failures = failures; self.method = method
@@ -303,7 +312,9 @@ public struct Status: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle
+        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt
+        case displayReason = "display_reason"
+        case vtReason = "vt_reason"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }

@@ -24,6 +24,26 @@ public struct Config: Sendable {
     public var touchOrientation = TouchOrientation()
     /// The settings of the lock screens (Config+Screens.swift).
     public var screens = ScreenSettings()
+    /// The virtual terminal the lock screen is shown on (`[display] vt`).
+    public var terminal = TerminalChoice.auto
+
+    /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
+    /// kiosk's after the unlock.
+    public enum TerminalChoice: Hashable, Sendable, CustomStringConvertible {
+        /// The first free one (VT_OPENQRY), when the kernel has virtual terminals.
+        case auto
+        /// None: draw on whatever VT is active (a display nobody else uses).
+        case off
+        case number(Int)
+
+        public var description: String {
+            switch self {
+            case .auto: "auto"
+            case .off: "off"
+            case .number(let n): "\(n)"
+            }
+        }
+    }
 
     public init() {}
 
@@ -48,7 +68,7 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "input", "theme", "messages"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "display", "input", "theme", "messages"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
@@ -88,6 +108,14 @@ public struct Config: Sendable {
             show: { "\($0.errorHold.milliseconds)" }),
         Key(section: "lockout", name: "state_file", flatName: "state_file",
             set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
+        Key(section: "display", name: "vt", flatName: nil,
+            set: { c, v throws(BadValue) in
+                switch v {
+                case "auto": c.terminal = .auto
+                case "off": c.terminal = .off
+                default: c.terminal = .number(try int(v, 1...63))
+                }
+            }, show: { "\($0.terminal)" }),
         Key(section: "socket", name: "path", flatName: "socket",
             set: { c, v throws(BadValue) in c.socketPath = try path(v) }, show: { $0.socketPath }),
         Key(section: "socket", name: "group", flatName: "socket_group",

@@ -270,7 +270,10 @@ public final class DrmDisplay: Display {
     }
 
     public func acquire() throws(SystemError) {
-        guard isReleased, !isShutDown else { return }
+        guard !isShutDown else { return }
+        // Opened while another process drove the display (a kiosk, before our VT was
+        // shown): master is taken here too.
+        guard isReleased || drmIsMaster(fd) == 0 else { return }
         try SystemCall.check("drmSetMaster", "\(devicePath) (another process may hold DRM master)") { drmSetMaster(fd) }
         isReleased = false
         // Whoever drove the display meanwhile left anything on it: set the mode again and

@@ -36,6 +36,8 @@ public final class EventLoop {
     private var nextTimerID = 1
     private var armed: Instant?
     private var deferredWork: [() -> Void] = []
+    private var signalMask = sigset_t()
+    private var signalHandlers: [Int32: () -> Void] = [:]
     private var running = false
     public private(set) var stopSignal: Int32?
     /// How many times epoll_wait returned: a wake-up count for benchmarks and tests.
@@ -52,6 +54,7 @@ public final class EventLoop {
         // Block the signals so they are only delivered through the signalfd.
         pthread_sigmask(SIG_BLOCK, &mask, nil)
         signalfd = try SystemCall.check("signalfd") { CLinux.signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        signalMask = mask
         try register(timerfd, .readable) { [unowned self] _ in self.timerReadable() }
         try register(signalfd, .readable) { [unowned self] _ in self.signalReadable() }
     }
@@ -99,6 +102,18 @@ public final class EventLoop {
 
     public func cancel(_ id: TimerID) {
         if timers.removeValue(forKey: id) != nil { rearm() }
+    }
+
+    /// Calls `handler` on the loop each time `signo` arrives (it no longer stops the loop).
+    public func handle(signal signo: Int32, _ handler: @escaping () -> Void) throws(SystemError) {
+        var one = sigset_t()
+        sigemptyset(&one)
+        sigaddset(&one, signo)
+        pthread_sigmask(SIG_BLOCK, &one, nil)
+        sigaddset(&signalMask, signo)
+        let fd = signalfd
+        try SystemCall.check("signalfd", "adding signal \(signo)") { CLinux.signalfd(fd, &signalMask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        signalHandlers[signo] = handler
     }
 
     /// Runs `work` after the current handler, before the loop sleeps again.
@@ -170,6 +185,10 @@ public final class EventLoop {
     private func signalReadable() {
         var info = signalfd_siginfo()
         while read(signalfd, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+            if let handler = signalHandlers[Int32(info.ssi_signo)] {
+                handler()
+                continue
+            }
             Log.info("signal \(info.ssi_signo): stopping")
             stopSignal = Int32(info.ssi_signo)
             running = false

@@ -28,8 +28,22 @@ final class Daemon {
     private var enrollingClient: Int?
     /// Why the display could not be taken back, while a request that asked for it runs.
     private var displayRefusal: String?
+    /// Why the lock screen is not on the display, since the last take failed.
+    private var displayFailure: String?
+    /// Our virtual terminal, switched to for the lock screen and back after the unlock.
+    private let terminal: TerminalHandoff?
+    /// Why there is no VT hand-off, when there is none.
+    private let terminalAbsence: String?
+    /// What a VT switch under way is for.
+    private enum Awaiting { case nothing, startup, lockScreen, retry }
+    private var awaiting = Awaiting.nothing
+    /// `lock` requests waiting for the display.
+    private var lockReplies: [(Result<Status.State, ControlError>) -> Void] = []
 
-    init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore) {
+    init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
+         terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil) {
+        self.terminal = terminal
+        self.terminalAbsence = terminalAbsence
         self.options = options
         self.loop = loop
         self.store = store
@@ -48,11 +62,18 @@ final class Daemon {
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule))
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, scene: { scene() })
+        presenter = Presenter(display: display, loop: loop, shown: terminal == nil, scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
         presenter.onFirstFrame = {
             Log.info("first frame shown")
             ServiceNotify.send("READY=1\nSTATUS=locked")
+        }
+        if let terminal {
+            terminal.onShown = { [unowned self] in self.terminalShown() }
+            terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
+            terminal.onHandedBack = { Log.info("VT hand-off: the kiosk's VT is shown again") }
+            // DRM master is dropped first: the kiosk cannot take it back while we hold it.
+            presenter.onReleased = { terminal.handBack() }
         }
     }
 
@@ -79,7 +100,70 @@ final class Daemon {
         perform(lock.begin(at: EventLoop.now()))
         perform(lock.resume(at: EventLoop.now()))
         presenter.draw()
+        if let terminal {
+            awaiting = .startup
+            terminal.show()
+        }
         inputs?.start()
+    }
+
+    // MARK: the VT hand-off
+
+    /// Our VT is on screen: DRM master is ours to take.
+    private func terminalShown() {
+        let purpose = awaiting
+        awaiting = .nothing
+        do {
+            try presenter.take()
+        } catch {
+            Log.error("VT \(terminal?.number ?? 0) is shown but the display cannot be taken: \(error); giving the VT back")
+            displayFailed("\(error)", purpose)
+            terminal?.handBack()
+            return
+        }
+        displayFailure = nil
+        presenter.redraw()
+        if purpose == .lockScreen { perform(lock.displayTaken(at: EventLoop.now())) }
+        answerLockRequests()
+    }
+
+    /// The switch to our VT did not complete.
+    private func terminalFailed(_ why: String) {
+        let purpose = awaiting
+        awaiting = .nothing
+        Log.error("cannot show the lock screen: \(why)")
+        displayFailed(why, purpose)
+    }
+
+    private func displayFailed(_ why: String, _ purpose: Awaiting) {
+        displayFailure = why
+        displayRefusal = why
+        if purpose == .lockScreen { perform(lock.displayRefused(why, at: EventLoop.now())) }
+        answerLockRequests()
+    }
+
+    /// Answers the `lock` requests once no switch is under way.
+    private func answerLockRequests() {
+        guard awaiting == .nothing else { return }
+        if case .taking = lock.hold { return }
+        let replies = lockReplies
+        lockReplies = []
+        let refusal = displayRefusal
+        displayRefusal = nil
+        for r in replies {
+            if let refusal {
+                r(.failure(ControlError(.displayBusy, "cannot take the display: \(refusal)")))
+            } else {
+                r(.success(Status.State(lock.session.state)))
+            }
+        }
+    }
+
+    /// Whether the lock screen is on the display, for status.
+    private var displayState: String {
+        if awaiting != .nothing { return "taking" }
+        if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
+        return "shown"
     }
 
     // MARK: actions
@@ -117,6 +201,12 @@ final class Daemon {
             case .redraw:
                 presenter.redraw(after: eventTime)
             case .takeDisplay:
+                if let terminal, presenter.isReleased {
+                    // Our VT first: its owner drops master; `terminalShown` goes on.
+                    awaiting = .lockScreen
+                    terminal.show()
+                    continue
+                }
                 do {
                     try presenter.take()
                 } catch {
@@ -183,18 +273,25 @@ final class Daemon {
     // MARK: control requests
 
     var status: Status {
-        Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
+        var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
+        s.display = displayState
+        if s.display == "not_shown" { s.displayReason = displayFailure }
+        s.vt = terminal?.number
+        s.vtReason = terminalAbsence
+        return s
     }
 
-    /// A client asked to lock the device again.
-    func lockRequested() -> Result<Status.State, ControlError> {
-        displayRefusal = nil
-        perform(lock.lock(at: EventLoop.now()))
-        if let why = displayRefusal {
-            displayRefusal = nil
-            return .failure(ControlError(.displayBusy, "cannot take the display back: \(why)"))
+    /// A client asked to lock the device again; `done` is called once the lock screen is
+    /// on the display, or with why it cannot be.
+    func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
+        lockReplies.append(done)
+        if awaiting == .nothing, lock.hold == .held, presenter.isReleased, let terminal {
+            // Locked, but the lock screen never made it to the display: try again.
+            awaiting = .retry
+            terminal.show()
         }
-        return .success(Status.State(lock.session.state))
+        perform(lock.lock(at: EventLoop.now()))
+        answerLockRequests()
     }
 
     var metrics: Metrics {
@@ -240,5 +337,6 @@ final class Daemon {
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
         presenter.shutdown()
+        terminal?.shutdown()
     }
 }

@@ -26,6 +26,8 @@ final class Presenter {
     private var firstFrameShown = false
     /// Called once, when the first frame is on the screen.
     var onFirstFrame: (() -> Void)?
+    /// Called when the display has been handed over (DRM master dropped).
+    var onReleased: (() -> Void)?
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     /// The input event behind the frame in flight, for event-to-shown latency.
@@ -37,8 +39,11 @@ final class Presenter {
     private(set) var eventToShown = LatencyEstimator()
     private(set) var framesPresented = 0
 
-    init(display: Display, loop: EventLoop, scene: @escaping () -> Scene) {
+    /// `shown`: the display is ours from the start; else nothing is shown before `take`
+    /// (a VT switch brings it).
+    init(display: Display, loop: EventLoop, shown: Bool, scene: @escaping () -> Scene) {
         self.display = display
+        released = !shown
         self.loop = loop
         self.scene = scene
         shadow = ShadowBuffer(size: display.size)
@@ -84,6 +89,9 @@ final class Presenter {
         released = false
         drawnScene = nil  // everything is drawn again
     }
+
+    /// The display is handed over (or not yet taken): frames stay in memory.
+    var isReleased: Bool { released }
 
     /// Hands the display over once the frame being drawn is shown.
     func releaseWhenShown() {
@@ -132,6 +140,7 @@ final class Presenter {
             do {
                 try display.release()
                 released = true
+                onReleased?()
             } catch {
                 Log.warning("cannot drop DRM master: \(error)")
             }

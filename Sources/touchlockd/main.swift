@@ -28,6 +28,37 @@ func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Di
     }
 }
 
+/// Our virtual terminal for the hand-off with a kiosk, or why there is none.
+func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
+                  _ display: Display) -> (TerminalHandoff?, String?) {
+    if display is HeadlessDisplay { return (nil, "a headless display") }
+    let number: Int?
+    switch config.terminal {
+    case .off: return (nil, "[display] vt = off")
+    case .auto: number = nil
+    case .number(let n): number = n
+    }
+    if let why = LinuxVirtualTerminal.unavailableReason() {
+        Log.warning("no VT hand-off: \(why); the lock screen shows only on a display nobody else holds")
+        return (nil, why)
+    }
+    // The signals are taken by the loop before the VT is put in VT_PROCESS mode: unhandled,
+    // the first one would end the process.
+    var handoff: TerminalHandoff?
+    do {
+        try loop.handle(signal: SIGUSR1) { handoff?.releaseSignal() }
+        try loop.handle(signal: SIGUSR2) { handoff?.acquireSignal() }
+        let device = try LinuxVirtualTerminal(number: number, releaseSignal: SIGUSR1, acquireSignal: SIGUSR2)
+        handoff = TerminalHandoff(device: device, now: { EventLoop.now() },
+                                  schedule: { t, f in loop.schedule(at: t, f) })
+        Log.info("VT hand-off: the lock screen is shown on VT \(device.number)")
+        return (handoff, nil)
+    } catch {
+        Log.warning("no VT hand-off: \(error)")
+        return (nil, "\(error)")
+    }
+}
+
 /// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
 /// period: a loop that hangs stops sending and systemd restarts the daemon.
 func startWatchdog(_ loop: EventLoop) {
@@ -104,7 +135,9 @@ func main() {
     do {
         let display = try openDisplay(options, loop)
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config)
-        daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store)
+        let (terminal, absence) = openTerminal(config, options, loop, display)
+        daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
+                        terminal: terminal, terminalAbsence: absence)
         try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 
@@ -113,7 +146,7 @@ func main() {
         control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
-    control.lockHandler = { daemon.lockRequested() }
+    control.lockHandler = { done in daemon.lockRequested(done) }
     control.metricsHandler = { daemon.metrics }
     control.enrollHandler = { daemon.enroll($0, $1) }
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }

@@ -133,7 +133,7 @@ private final class Ticker {
         try c.client.send(.metrics)
         #expect(try h.run { c.lines.count == 2 })
         #expect(try c.lines.map { try header($0).error?.code } == [.unsupported, .unsupported])
-        h.server.lockHandler = { .failure(ControlError(.displayBusy, "another process holds DRM master")) }
+        h.server.lockHandler = { done in done(.failure(ControlError(.displayBusy, "another process holds DRM master"))) }
         try c.client.send(.lock)
         #expect(try h.run { c.lines.count == 3 })
         #expect(try header(c.lines[2]).error?.code == .displayBusy)

@@ -1,0 +1,201 @@
+/// Switching the console between the kiosk's virtual terminal and ours, the way the Linux
+/// desktop hands a seat between sessions. Ours is in VT_PROCESS mode: the kernel asks
+/// before it switches away from it (the release signal) and tells when it is shown (the
+/// acquire signal); the kiosk's VT owner (weston's launcher, seatd, logind) drops DRM
+/// master and the input when its VT is released, and takes them back when it is shown
+/// again. The owner carries out the actions (ioctls on the VT) and reports the signals.
+/// The diagram in docs/state-machines.md changes with it.
+///
+///     background --show--> switchingIn --acquired--> foreground --handBack--> switchingOut
+///         ^                    |  (lock switching,       |  release asked:      |
+///         |                    |   shown)                |  refused            | release asked:
+///         |                    +--timeout: failed        |                     | allowed, handedBack
+///         +-------------------------------------------------------------------+
+public struct TerminalSwitch: Sendable {
+    public enum State: Hashable, Sendable, CustomStringConvertible {
+        /// Ours is not on screen.
+        case background
+        /// VT_ACTIVATE of ours was asked for at `since`; the acquire signal is awaited.
+        case switchingIn(returnTo: Int?, since: Instant)
+        /// Ours is on screen and switching away is locked; `returnTo` is shown again at
+        /// the hand-back (nil: nothing to return to, ours was already active).
+        case foreground(returnTo: Int?)
+        /// VT_ACTIVATE of `to` was asked for; our release signal is awaited. `showAgain`:
+        /// a lock came meanwhile, so the release will be refused.
+        case switchingOut(to: Int, since: Instant, showAgain: Bool)
+
+        public var name: String {
+            switch self {
+            case .background: "background"
+            case .switchingIn: "switching_in"
+            case .foreground: "foreground"
+            case .switchingOut: "switching_out"
+            }
+        }
+
+        public var description: String { name }
+    }
+
+    public enum Action: Hashable, Sendable {
+        /// VT_ACTIVATE this VT.
+        case activate(Int)
+        /// VT_RELDISP VT_ACKACQ: ours is shown.
+        case acknowledgeAcquire
+        /// VT_RELDISP 1: the kernel may switch away from ours.
+        case allowRelease
+        /// VT_RELDISP 0: ours stays on screen.
+        case refuseRelease
+        /// VT_LOCKSWITCH: no switch away (chvt, Ctrl+Alt+Fn) while locked.
+        case lockSwitching
+        /// VT_UNLOCKSWITCH, before our own switch back (else it is ignored too).
+        case unlockSwitching
+        case armTimer(Instant)
+        /// Ours is on screen: DRM master can be taken and the lock screen drawn.
+        case shown
+        /// The switch to ours did not complete: the display cannot be taken.
+        case failed(String)
+        /// The kiosk's VT is on screen again.
+        case handedBack
+    }
+
+    /// Our VT's number.
+    public let ours: Int
+    /// How long a switch may take before it counts as failed.
+    public var timeout: Interval
+    public private(set) var state: State = .background
+    /// The VT last seen active apart from ours: where an unexpected switch to ours is sent back.
+    public private(set) var kiosk: Int?
+
+    public init(ours: Int, timeout: Interval = .milliseconds(2000)) {
+        self.ours = ours
+        self.timeout = timeout
+    }
+
+    /// Shows ours; `active` is the VT on screen now (VT_GETSTATE).
+    public mutating func show(active: Int, at now: Instant) -> [Action] {
+        switch state {
+        case .background:
+            if active == ours {
+                transition(to: .foreground(returnTo: nil), "show (already active)")
+                return [.lockSwitching, .shown]
+            }
+            kiosk = active
+            transition(to: .switchingIn(returnTo: active, since: now), "show")
+            return [.activate(ours), .armTimer(now + timeout)]
+        case .switchingIn:
+            return []
+        case .foreground:
+            return [.shown]
+        case .switchingOut(let to, let since, _):
+            // Our release is still to come: it will be refused.
+            transition(to: .switchingOut(to: to, since: since, showAgain: true), "show while switching out")
+            return []
+        }
+    }
+
+    /// The acquire signal: ours is on screen.
+    public mutating func acquired(at now: Instant) -> [Action] {
+        switch state {
+        case .switchingIn(let back, _):
+            transition(to: .foreground(returnTo: back), "acquired")
+            return [.acknowledgeAcquire, .lockSwitching, .shown]
+        case .background:
+            // Someone switched to ours (chvt) while the kiosk has the display: the kernel
+            // waits for the acknowledgement, then the kiosk's VT is shown again.
+            Log.warning("terminal: VT \(ours) shown by someone else; switching back")
+            guard let k = kiosk, k != ours else {
+                transition(to: .foreground(returnTo: nil), "acquired unasked")
+                return [.acknowledgeAcquire]
+            }
+            transition(to: .switchingOut(to: k, since: now, showAgain: false), "acquired unasked")
+            return [.acknowledgeAcquire, .activate(k), .armTimer(now + timeout)]
+        case .foreground, .switchingOut:
+            Log.bug("terminal: acquire signal while \(state)")
+            return [.acknowledgeAcquire]
+        }
+    }
+
+    /// The release signal: the kernel asks to switch away from ours.
+    public mutating func releaseRequested(at now: Instant) -> [Action] {
+        switch state {
+        case .foreground:
+            // Locked: nothing may switch the VT away.
+            Log.info("terminal: a switch away from VT \(ours) refused while locked")
+            return [.refuseRelease]
+        case .switchingOut(let to, _, let showAgain):
+            if showAgain {
+                transition(to: .foreground(returnTo: to), "release refused: shown again")
+                return [.refuseRelease, .lockSwitching, .shown]
+            }
+            kiosk = to
+            transition(to: .background, "released")
+            return [.allowRelease, .handedBack]
+        case .switchingIn, .background:
+            // Ours is not shown: nothing of ours to keep (a switch in progress elsewhere).
+            Log.bug("terminal: release signal while \(state)")
+            return [.allowRelease]
+        }
+    }
+
+    /// Gives the screen back to the VT that was shown before ours, once DRM master has
+    /// been dropped (the kiosk cannot take it back while we hold it).
+    public mutating func handBack(at now: Instant) -> [Action] {
+        switch state {
+        case .foreground(let back):
+            guard let back, back != ours else {
+                // Nothing to return to (ours was active from the start).
+                return [.unlockSwitching, .handedBack]
+            }
+            transition(to: .switchingOut(to: back, since: now, showAgain: false), "hand back")
+            return [.unlockSwitching, .activate(back), .armTimer(now + timeout)]
+        case .switchingIn(let back, _):
+            // Handed back before ours was shown: the switch in still completes, and the
+            // acquire finds us in the background and switches back.
+            transition(to: .background, "hand back before shown")
+            kiosk = back
+            return []
+        case .switchingOut(let to, let since, true):
+            transition(to: .switchingOut(to: to, since: since, showAgain: false), "hand back again")
+            return []
+        case .background, .switchingOut:
+            return []
+        }
+    }
+
+    /// VT_ACTIVATE itself failed (`reason`): the switch asked for will not happen.
+    public mutating func activateFailed(_ reason: String, at now: Instant) -> [Action] {
+        switch state {
+        case .switchingIn:
+            transition(to: .background, "activate failed")
+            return [.failed("cannot switch to VT \(ours): \(reason)")]
+        case .switchingOut(let to, _, _):
+            transition(to: .foreground(returnTo: to), "activate failed")
+            return [.lockSwitching, .failed("cannot switch back to VT \(to): \(reason)")]
+        case .background, .foreground:
+            Log.bug("terminal: activate failed while \(state)")
+            return []
+        }
+    }
+
+    public mutating func timerFired(at now: Instant) -> [Action] {
+        switch state {
+        case .switchingIn(_, let since):
+            guard now >= since + timeout else { return [.armTimer(since + timeout)] }
+            transition(to: .background, "timeout")
+            return [.failed("the switch to VT \(ours) did not complete within \(timeout.milliseconds) ms"
+                            + " (the active VT's owner did not release it)")]
+        case .switchingOut(let to, let since, _):
+            guard now >= since + timeout else { return [.armTimer(since + timeout)] }
+            // The kernel did not switch: ours stays shown and locked again.
+            transition(to: .foreground(returnTo: to), "timeout switching out")
+            return [.lockSwitching, .failed("the switch back to VT \(to) did not complete within \(timeout.milliseconds) ms")]
+        case .background, .foreground:
+            return []
+        }
+    }
+
+    private mutating func transition(to new: State, _ event: String) {
+        Log.debug("terminal: \(state) -> \(event) -> \(new)")
+        state = new
+    }
+}

@@ -1,0 +1,204 @@
+import CLinux
+import Glibc
+import TouchlockCore
+import TouchlockSystem
+
+/// A virtual terminal of our own, through the ioctls of console_ioctl(2). The seam the VT
+/// hand-off is tested through: `LinuxVirtualTerminal` is the kernel's, tests bring their own.
+public protocol VirtualTerminalDevice: AnyObject {
+    /// Our VT's number (ttyN).
+    var number: Int { get }
+    /// The VT on screen now (VT_GETSTATE).
+    func activeTerminal() throws(SystemError) -> Int
+    /// VT_ACTIVATE `n`: asks the kernel to show it (it returns before the switch is done).
+    func activate(_ n: Int) throws(SystemError)
+    /// VT_RELDISP VT_ACKACQ.
+    func acknowledgeAcquire() throws(SystemError)
+    /// VT_RELDISP 1 (allowed) or 0 (refused).
+    func answerRelease(allowed: Bool) throws(SystemError)
+    /// VT_LOCKSWITCH (on) or VT_UNLOCKSWITCH.
+    func lockSwitching(_ on: Bool) throws(SystemError)
+    /// Back to VT_AUTO and KD_TEXT, switching unlocked; closes the terminal. Safe twice.
+    func restore()
+}
+
+/// The kernel's virtual terminals. Ours is put in VT_PROCESS mode, so the kernel asks
+/// before switching away from it (`releaseSignal`) and tells when it is shown
+/// (`acquireSignal`), and in KD_GRAPHICS, so the console never draws over the lock screen.
+public final class LinuxVirtualTerminal: VirtualTerminalDevice {
+    public let number: Int
+    private var fd: Int32
+    private var switchingLocked = false
+
+    /// Why there are no VTs here (no /dev/tty0: a kernel without CONFIG_VT, or a container),
+    /// or nil when there are.
+    public static func unavailableReason(console: String = "/dev/tty0") -> String? {
+        access(console, F_OK) == 0 ? nil : "\(console) does not exist (a kernel without virtual terminals)"
+    }
+
+    /// Opens VT `number` (nil: the first free one, VT_OPENQRY) and takes it over.
+    public init(number requested: Int?, releaseSignal: Int32, acquireSignal: Int32,
+                console: String = "/dev/tty0") throws(SystemError) {
+        let flags = O_RDWR | O_NOCTTY | O_CLOEXEC
+        let n: Int
+        if let requested {
+            n = requested
+        } else {
+            let c = try SystemCall.check("open", console) { open(console, flags) }
+            defer { close(c) }
+            var free: Int32 = -1
+            try SystemCall.check("ioctl(VT_OPENQRY)", console) { clinux_ioctl_pointer(c, UInt(VT_OPENQRY), &free) }
+            guard free > 0 else { throw SystemError("ioctl(VT_OPENQRY)", Errno(rawValue: EBUSY), "no free virtual terminal") }
+            n = Int(free)
+        }
+        let path = "/dev/tty\(n)"
+        let t = try SystemCall.check("open", path) { open(path, flags) }
+        do {
+            var mode = vt_mode()
+            mode.mode = CChar(VT_PROCESS)
+            mode.relsig = Int16(releaseSignal)
+            mode.acqsig = Int16(acquireSignal)
+            try SystemCall.check("ioctl(VT_SETMODE)", path) { clinux_ioctl_pointer(t, UInt(VT_SETMODE), &mode) }
+            try SystemCall.check("ioctl(KDSETMODE)", path) { clinux_ioctl_value(t, UInt(KDSETMODE), UInt(Int(KD_GRAPHICS))) }
+        } catch {
+            var auto = vt_mode()
+            auto.mode = CChar(VT_AUTO)
+            _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
+            close(t)
+            throw error
+        }
+        number = n
+        fd = t
+    }
+
+    deinit { restore() }
+
+    public func activeTerminal() throws(SystemError) -> Int {
+        var st = vt_stat()
+        let f = fd
+        try SystemCall.check("ioctl(VT_GETSTATE)") { clinux_ioctl_pointer(f, UInt(VT_GETSTATE), &st) }
+        return Int(st.v_active)
+    }
+
+    public func activate(_ n: Int) throws(SystemError) {
+        let f = fd
+        try SystemCall.check("ioctl(VT_ACTIVATE)", "VT \(n)") { clinux_ioctl_value(f, UInt(VT_ACTIVATE), UInt(n)) }
+    }
+
+    public func acknowledgeAcquire() throws(SystemError) {
+        let f = fd
+        try SystemCall.check("ioctl(VT_RELDISP, VT_ACKACQ)") { clinux_ioctl_value(f, UInt(VT_RELDISP), UInt(Int(VT_ACKACQ))) }
+    }
+
+    public func answerRelease(allowed: Bool) throws(SystemError) {
+        let f = fd
+        try SystemCall.check("ioctl(VT_RELDISP)", allowed ? "allow" : "refuse") { clinux_ioctl_value(f, UInt(VT_RELDISP), UInt(allowed ? 1 : 0)) }
+    }
+
+    public func lockSwitching(_ on: Bool) throws(SystemError) {
+        let f = fd
+        try SystemCall.check(on ? "ioctl(VT_LOCKSWITCH)" : "ioctl(VT_UNLOCKSWITCH)") {
+            clinux_ioctl_value(f, UInt(on ? VT_LOCKSWITCH : VT_UNLOCKSWITCH), UInt(0))
+        }
+        switchingLocked = on
+    }
+
+    public func restore() {
+        guard fd >= 0 else { return }
+        if switchingLocked { _ = clinux_ioctl_value(fd, UInt(VT_UNLOCKSWITCH), UInt(0)) }
+        var auto = vt_mode()
+        auto.mode = CChar(VT_AUTO)
+        _ = clinux_ioctl_pointer(fd, UInt(VT_SETMODE), &auto)
+        _ = clinux_ioctl_value(fd, UInt(KDSETMODE), UInt(Int(KD_TEXT)))
+        close(fd)
+        fd = -1
+    }
+}
+
+/// Carries out the VT hand-off: drives a `TerminalSwitch` with the signals the kernel
+/// sends and performs its actions on the device. The owner is told when our VT is shown
+/// (take DRM master and draw), when a switch failed, and when the kiosk's VT is back.
+public final class TerminalHandoff {
+    public private(set) var machine: TerminalSwitch
+    private let device: VirtualTerminalDevice
+    private let now: () -> Instant
+    private let schedule: (Instant, @escaping (Instant) -> Void) -> Void
+    private var armed: Set<Instant> = []
+    public var onShown: (() -> Void)?
+    public var onFailed: ((String) -> Void)?
+    public var onHandedBack: (() -> Void)?
+
+    public init(device: VirtualTerminalDevice, timeout: Interval = .milliseconds(2000), now: @escaping () -> Instant,
+                schedule: @escaping (Instant, @escaping (Instant) -> Void) -> Void) {
+        self.device = device
+        self.now = now
+        self.schedule = schedule
+        machine = TerminalSwitch(ours: device.number, timeout: timeout)
+    }
+
+    public var number: Int { device.number }
+
+    /// Shows our VT (the lock screen is wanted on screen).
+    public func show() {
+        let active: Int
+        do { active = try device.activeTerminal() } catch {
+            Log.warning("terminal: \(error); taking VT \(device.number) as not shown")
+            active = 0
+        }
+        perform(machine.show(active: active, at: now()))
+    }
+
+    /// Gives the screen back to the VT shown before ours (DRM master already dropped).
+    public func handBack() {
+        perform(machine.handBack(at: now()))
+    }
+
+    /// The kernel's acquire signal.
+    public func acquireSignal() {
+        perform(machine.acquired(at: now()))
+    }
+
+    /// The kernel's release signal.
+    public func releaseSignal() {
+        perform(machine.releaseRequested(at: now()))
+    }
+
+    private func perform(_ actions: [TerminalSwitch.Action]) {
+        for a in actions {
+            do {
+                switch a {
+                case .activate(let n): try device.activate(n)
+                case .acknowledgeAcquire: try device.acknowledgeAcquire()
+                case .allowRelease: try device.answerRelease(allowed: true)
+                case .refuseRelease: try device.answerRelease(allowed: false)
+                case .lockSwitching: try device.lockSwitching(true)
+                case .unlockSwitching: try device.lockSwitching(false)
+                case .armTimer(let t):
+                    guard armed.insert(t).inserted else { continue }
+                    schedule(t) { [weak self] at in
+                        guard let self else { return }
+                        self.armed.remove(t)
+                        self.perform(self.machine.timerFired(at: at))
+                    }
+                case .shown: onShown?()
+                case .failed(let why): onFailed?(why)
+                case .handedBack: onHandedBack?()
+                }
+            } catch {
+                // Locking switching needs CAP_SYS_TTY_CONFIG: without it the hand-off
+                // still works, but chvt can switch away while locked. Say so loudly.
+                Log.error("terminal: \(error)")
+                if case .activate = a { perform(machine.activateFailed("\(error)", at: now())) }
+            }
+        }
+    }
+
+    /// Gives everything back on exit: switching unlocked, the kiosk's VT shown if ours is.
+    public func shutdown() {
+        if case .foreground(let back?) = machine.state, back != device.number {
+            try? device.lockSwitching(false)
+            try? device.activate(back)
+        }
+        device.restore()
+    }
+}

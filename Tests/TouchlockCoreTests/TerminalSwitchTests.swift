@@ -1,0 +1,84 @@
+import Testing
+@testable import TouchlockCore
+
+
+
+@Suite struct TerminalSwitchTests {
+    @Test func showingOursSwitchesAndLocksSwitchingOnceAcquired() {
+        var t = TerminalSwitch(ours: 7)
+        #expect(t.show(active: 1, at: ms(0)) == [.activate(7), .armTimer(ms(2000))])
+        #expect(t.state == .switchingIn(returnTo: 1, since: ms(0)))
+        #expect(t.show(active: 1, at: ms(10)).isEmpty)  // asked once
+        #expect(t.acquired(at: ms(50)) == [.acknowledgeAcquire, .lockSwitching, .shown])
+        #expect(t.state == .foreground(returnTo: 1))
+        #expect(t.timerFired(at: ms(2000)).isEmpty)  // the switch completed: no failure
+    }
+
+    @Test func aReleaseIsRefusedWhileLocked() {
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(50))
+        // chvt 1 (or Ctrl+Alt+F1) while locked: the kernel asks, the answer is no.
+        #expect(t.releaseRequested(at: ms(100)) == [.refuseRelease])
+        #expect(t.state == .foreground(returnTo: 1))
+    }
+
+    @Test func theHandBackUnlocksSwitchingThenActivatesTheKiosksVTAndAllowsOurRelease() {
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(50))
+        let back = t.handBack(at: ms(1000))
+        // Unlocked first: VT_LOCKSWITCH would ignore our own VT_ACTIVATE too.
+        #expect(back == [.unlockSwitching, .activate(1), .armTimer(ms(3000))])
+        #expect(t.releaseRequested(at: ms(1050)) == [.allowRelease, .handedBack])
+        #expect(t.state == .background)
+        #expect(t.timerFired(at: ms(3000)).isEmpty)
+        // Locking again switches to ours from the kiosk's VT.
+        #expect(t.show(active: 1, at: ms(5000)) == [.activate(7), .armTimer(ms(7000))])
+    }
+
+    @Test func aSwitchThatNeverCompletesFailsAfterTheTimeout() {
+        var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
+        _ = t.show(active: 1, at: ms(0))
+        #expect(t.timerFired(at: ms(499)) == [.armTimer(ms(500))])
+        let failed = t.timerFired(at: ms(500))
+        #expect(failed.count == 1)
+        if case .failed(let why) = failed.first { #expect(why.contains("VT 7")) } else { Issue.record("\(failed)") }
+        #expect(t.state == .background)
+    }
+
+    @Test func aLockDuringTheHandBackKeepsOursShown() {
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(50))
+        _ = t.handBack(at: ms(1000))
+        #expect(t.show(active: 7, at: ms(1010)).isEmpty)
+        #expect(t.releaseRequested(at: ms(1050)) == [.refuseRelease, .lockSwitching, .shown])
+        #expect(t.state == .foreground(returnTo: 1))
+    }
+
+    @Test func oursAlreadyActiveIsShownAtOnceAndHasNothingToReturnTo() {
+        var t = TerminalSwitch(ours: 3)
+        #expect(t.show(active: 3, at: ms(0)) == [.lockSwitching, .shown])
+        #expect(t.handBack(at: ms(10)) == [.unlockSwitching, .handedBack])
+    }
+
+    @Test func aSwitchToOursByHandWhileHandedOverGoesBack() {
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(50))
+        _ = t.handBack(at: ms(100))
+        _ = t.releaseRequested(at: ms(150))
+        // Someone runs chvt 7 while the kiosk app has the screen.
+        #expect(t.acquired(at: ms(200)) == [.acknowledgeAcquire, .activate(1), .armTimer(ms(2200))])
+        #expect(t.releaseRequested(at: ms(250)) == [.allowRelease, .handedBack])
+    }
+
+    @Test func aFailedActivateEndsTheSwitch() {
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        let a = t.activateFailed("Operation not permitted", at: ms(1))
+        #expect(a == [.failed("cannot switch to VT 7: Operation not permitted")])
+        #expect(t.state == .background)
+    }
+}

@@ -1,0 +1,95 @@
+import Testing
+import TouchlockCore
+import TouchlockSystem
+@testable import TouchlockDisplay
+
+/// A VT that records the ioctls asked of it, and the kernel's answers, without a kernel.
+final class RecordingTerminal: VirtualTerminalDevice {
+    let number = 7
+    var active = 1
+    var calls: [String] = []
+    var failActivate: Errno?
+    var locked = false
+
+    func activeTerminal() throws(SystemError) -> Int { active }
+    func activate(_ n: Int) throws(SystemError) {
+        calls.append("activate \(n)")
+        if let failActivate { throw SystemError("ioctl(VT_ACTIVATE)", failActivate) }
+    }
+    func acknowledgeAcquire() throws(SystemError) { calls.append("ack acquire"); active = number }
+    func answerRelease(allowed: Bool) throws(SystemError) {
+        calls.append(allowed ? "allow release" : "refuse release")
+    }
+    func lockSwitching(_ on: Bool) throws(SystemError) { calls.append(on ? "lock" : "unlock"); locked = on }
+    func restore() { calls.append("restore") }
+}
+
+@Suite struct TerminalHandoffTests {
+    final class Clock {
+        var now = Instant(microseconds: 1_000_000)
+        var timers: [(Instant, (Instant) -> Void)] = []
+        func fire(at t: Instant) {
+            now = t
+            let due = timers.filter { $0.0 <= t }
+            timers.removeAll { $0.0 <= t }
+            for (_, f) in due { f(t) }
+        }
+    }
+
+    func make(_ vt: RecordingTerminal, _ clock: Clock) -> (TerminalHandoff, () -> [String]) {
+        let h = TerminalHandoff(device: vt, timeout: .milliseconds(2000), now: { clock.now },
+                                schedule: { t, f in clock.timers.append((t, f)) })
+        var events: [String] = []
+        h.onShown = { events.append("shown") }
+        h.onFailed = { events.append("failed: \($0)") }
+        h.onHandedBack = { events.append("handed back") }
+        return (h, { events })
+    }
+
+    @Test func lockThenUnlockDoesTheIoctlsInTheKernelsOrder() {
+        let vt = RecordingTerminal(), clock = Clock()
+        let (h, events) = make(vt, clock)
+        h.show()
+        #expect(vt.calls == ["activate 7"])
+        #expect(events().isEmpty)  // nothing is drawn before the kernel says ours is shown
+        h.acquireSignal()
+        #expect(vt.calls == ["activate 7", "ack acquire", "lock"])
+        #expect(events() == ["shown"] && vt.locked)
+        h.releaseSignal()  // chvt 1 while locked
+        #expect(vt.calls.last == "refuse release")
+        h.handBack()
+        #expect(Array(vt.calls.suffix(2)) == ["unlock", "activate 1"])
+        h.releaseSignal()
+        #expect(vt.calls.last == "allow release")
+        #expect(events() == ["shown", "handed back"] && !vt.locked)
+        clock.fire(at: clock.now + .milliseconds(5000))  // the timeouts find nothing to fail
+        #expect(events() == ["shown", "handed back"])
+    }
+
+    @Test func aKioskThatNeverReleasesItsVTFailsTheShowAfterTheTimeout() {
+        let vt = RecordingTerminal(), clock = Clock()
+        let (h, events) = make(vt, clock)
+        h.show()
+        clock.fire(at: clock.now + .milliseconds(2000))
+        #expect(events().count == 1 && events()[0].hasPrefix("failed: the switch to VT 7 did not complete"))
+        #expect(h.machine.state == .background)
+    }
+
+    @Test func aRefusedActivateFailsAtOnce() {
+        let vt = RecordingTerminal(), clock = Clock()
+        vt.failActivate = .notPermitted
+        let (h, events) = make(vt, clock)
+        h.show()
+        #expect(events().count == 1 && events()[0].contains("cannot switch to VT 7"))
+        #expect(events()[0].contains("Operation not permitted"))
+    }
+
+    @Test func shutdownGivesTheKiosksVTBack() {
+        let vt = RecordingTerminal(), clock = Clock()
+        let (h, _) = make(vt, clock)
+        h.show()
+        h.acquireSignal()
+        h.shutdown()
+        #expect(Array(vt.calls.suffix(3)) == ["unlock", "activate 1", "restore"])
+    }
+}
