@@ -211,9 +211,11 @@ extension LockScreen {
         case .code: pads = .code(codePad())
         case .both: pads = .both(patternLock(), codePad(), showing: .pattern)
         }
-        return LockScreen(pads: pads,
-                          session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
-                          builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
-                          toggle: toggle)
+        var lock = LockScreen(pads: pads,
+                              session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
+                              builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
+                              toggle: toggle)
+        lock.idleLock = config.idleLock
+        return lock
     }
 }

@@ -26,6 +26,9 @@ public struct Config: Sendable {
     public var screens = ScreenSettings()
     /// The virtual terminal the lock screen is shown on (`[display] vt`).
     public var terminal = TerminalChoice.auto
+    /// While unlocked, lock again after this long with no touch or key (`[lock] idle_s`;
+    /// nil: never).
+    public var idleLock: Interval?
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
     /// kiosk's after the unlock.
@@ -68,7 +71,7 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "display", "input", "theme", "messages"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
@@ -108,6 +111,11 @@ public struct Config: Sendable {
             show: { "\($0.errorHold.milliseconds)" }),
         Key(section: "lockout", name: "state_file", flatName: "state_file",
             set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
+        Key(section: "lock", name: "idle_s", flatName: nil,
+            set: { c, v throws(BadValue) in
+                let n = try int(v, 0...604_800)
+                c.idleLock = n == 0 ? nil : .milliseconds(Int64(n) * 1000)
+            }, show: { "\(($0.idleLock?.milliseconds ?? 0) / 1000)" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {

@@ -172,6 +172,10 @@ public struct LockScreen: Sendable {
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
     public private(set) var hold = Hold.held
+    /// While unlocked and handed over, lock again after this long with no touch or key.
+    public var idleLock: Interval?
+    /// The last touch or key, on any device, whether the screen takes it or not.
+    private var lastActivity = Instant(microseconds: 0)
     /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
     private var notice: String?
@@ -328,6 +332,7 @@ public struct LockScreen: Sendable {
 
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         self.now = max(self.now, now)
+        lastActivity = max(lastActivity, now)
         var passed: [ScreenTouch] = []
         var out: [Action] = []
         // A touch retries a record that could not be stored.
@@ -389,6 +394,7 @@ public struct LockScreen: Sendable {
     /// A key from a hardware keypad or keyboard: digits, backspace and enter work the
     /// code pad as its own keys do; escape clears what was typed.
     public mutating func hardwareKey(_ key: KeyInput, at now: Instant) -> [Action] {
+        lastActivity = max(lastActivity, now)
         switch key {
         case .digit(let d): return self.key(CodePad.Key.digit(d), at: now)
         case .backspace: return self.key(CodePad.Key.delete, at: now)
@@ -498,8 +504,17 @@ public struct LockScreen: Sendable {
             }
             if hold == .held, enrollment == nil {
                 // The screen is cleared: hand it over.
-                hold = .released
-                out.append(.releaseDisplay)
+                out += handOver(at: now)
+            }
+        }
+        if let idle = idleLock, hold == .released, case .unlocked = session.state {
+            // One wake-up per idle period at most: the timer is armed from the last
+            // activity, never polled.
+            if now >= lastActivity + idle {
+                Log.info("lock screen: nothing touched for \(idle.milliseconds / 1000) s; locking")
+                out += lock(at: now)
+            } else {
+                out.append(.armTimer(lastActivity + idle))
             }
         }
         out += onPattern(at: now) { $0.timerFired(at: now) }
@@ -706,9 +721,18 @@ public struct LockScreen: Sendable {
         var out = resetPads(at: now, codeTimers: active == .code && session.acceptsInput)
         out.append(.redraw)
         if case .unlocked = session.state, hold == .held {
-            hold = .released
-            out += [.releaseInput, .releaseDisplay]
+            out.append(.releaseInput)
+            out += handOver(at: now)
         }
+        return out
+    }
+
+    /// The display goes to the kiosk app; the idle time counts from here.
+    private mutating func handOver(at now: Instant) -> [Action] {
+        hold = .released
+        lastActivity = max(lastActivity, now)
+        var out: [Action] = [.releaseDisplay]
+        if let idle = idleLock { out.append(.armTimer(lastActivity + idle)) }
         return out
     }
 

@@ -81,7 +81,9 @@ public struct TerminalSwitch: Sendable {
             }
             kiosk = active
             transition(to: .switchingIn(returnTo: active, since: now), "show")
-            return [.activate(ours), .armTimer(now + timeout)]
+            // Switching may still be locked by an instance that died while locked (the
+            // kernel keeps VT_LOCKSWITCH): it would ignore our VT_ACTIVATE.
+            return [.unlockSwitching, .activate(ours), .armTimer(now + timeout)]
         case .switchingIn:
             return []
         case .foreground:

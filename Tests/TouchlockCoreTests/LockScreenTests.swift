@@ -125,6 +125,32 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(s.displayTaken(at: at(end + 710_000)).contains(.notify(.locked(at: at(end + 710_000)))))
     }
 
+    @Test func idleLockFiresAfterTheIdleTimeWithNothingTouchedAndNotBefore() {
+        var s = makeScreen()
+        s.idleLock = .milliseconds(60_000)
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        let handedOver = s.timer(at: at(end + 500_000))
+        // One timer, armed from the hand-over.
+        #expect(handedOver.contains(.armTimer(at(end + 60_500_000))))
+        // A touch on the kiosk app at +30 s pushes it back; the timer finds it early.
+        _ = s.touches([ScreenTouch(id: 9, phase: .began, point: Point(x: 5, y: 5))], at: at(end + 30_000_000))
+        _ = s.touches([ScreenTouch(id: 9, phase: .ended, point: Point(x: 5, y: 5))], at: at(end + 30_100_000))
+        #expect(s.timer(at: at(end + 60_500_000)) == [.armTimer(at(end + 90_100_000))])
+        if case .unlocked = s.session.state {} else { Issue.record("locked early: \(s.session.state)") }
+        // Nothing since: it locks (the display is asked back first).
+        #expect(s.timer(at: at(end + 90_100_000)) == [.takeDisplay])
+        #expect(s.displayTaken(at: at(end + 90_200_000)).contains(.notify(.locked(at: at(end + 90_200_000)))))
+    }
+
+    @Test func withoutIdleLockNothingWakesWhileUnlocked() {
+        var s = makeScreen()
+        let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(true, at: at(end))
+        let handedOver = s.timer(at: at(end + 500_000))
+        #expect(!handedOver.contains { if case .armTimer = $0 { true } else { false } })
+    }
+
     @Test func theFirstFrameTakesTheInput() {
         var s = makeScreen()
         #expect(s.begin(at: at(0)).first == .grabInput)

@@ -6,7 +6,7 @@ import Testing
 @Suite struct TerminalSwitchTests {
     @Test func showingOursSwitchesAndLocksSwitchingOnceAcquired() {
         var t = TerminalSwitch(ours: 7)
-        #expect(t.show(active: 1, at: ms(0)) == [.activate(7), .armTimer(ms(2000))])
+        #expect(t.show(active: 1, at: ms(0)) == [.unlockSwitching, .activate(7), .armTimer(ms(2000))])
         #expect(t.state == .switchingIn(returnTo: 1, since: ms(0)))
         #expect(t.show(active: 1, at: ms(10)).isEmpty)  // asked once
         #expect(t.acquired(at: ms(50)) == [.acknowledgeAcquire, .lockSwitching, .shown])
@@ -34,7 +34,7 @@ import Testing
         #expect(t.state == .background)
         #expect(t.timerFired(at: ms(3000)).isEmpty)
         // Locking again switches to ours from the kiosk's VT.
-        #expect(t.show(active: 1, at: ms(5000)) == [.activate(7), .armTimer(ms(7000))])
+        #expect(t.show(active: 1, at: ms(5000)) == [.unlockSwitching, .activate(7), .armTimer(ms(7000))])
     }
 
     @Test func aSwitchThatNeverCompletesFailsAfterTheTimeout() {

@@ -50,10 +50,10 @@ final class RecordingTerminal: VirtualTerminalDevice {
         let vt = RecordingTerminal(), clock = Clock()
         let (h, events) = make(vt, clock)
         h.show()
-        #expect(vt.calls == ["activate 7"])
+        #expect(vt.calls == ["unlock", "activate 7"])
         #expect(events().isEmpty)  // nothing is drawn before the kernel says ours is shown
         h.acquireSignal()
-        #expect(vt.calls == ["activate 7", "ack acquire", "lock"])
+        #expect(vt.calls == ["unlock", "activate 7", "ack acquire", "lock"])
         #expect(events() == ["shown"] && vt.locked)
         h.releaseSignal()  // chvt 1 while locked
         #expect(vt.calls.last == "refuse release")
