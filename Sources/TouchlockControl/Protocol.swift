@@ -290,6 +290,9 @@ public struct Status: Codable, Hashable, Sendable {
     /// `vt_reason` says why there is no VT hand-off.
     public var vt: Int?
     public var vtReason: String?
+    /// `blank` while the screen is switched off (locked and untouched for `blank_s`),
+    /// else `awake`.
+    public var power: String?
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern?) {
         self.state = state; self.failures = failures; self.method = method
@@ -312,7 +315,7 @@ public struct Status: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt
+        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power
         case displayReason = "display_reason"
         case vtReason = "vt_reason"
         case lockoutUntil = "lockout_until"

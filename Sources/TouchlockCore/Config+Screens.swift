@@ -216,6 +216,7 @@ extension LockScreen {
                               builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
                               toggle: toggle)
         lock.idleLock = config.idleLock
+        lock.blankAfter = config.blankAfter
         return lock
     }
 }

@@ -29,6 +29,9 @@ public struct Config: Sendable {
     /// While unlocked, lock again after this long with no touch or key (`[lock] idle_s`;
     /// nil: never).
     public var idleLock: Interval?
+    /// While locked, switch the screen off after this long untouched (`[display] blank_s`;
+    /// nil: never).
+    public var blankAfter: Interval?
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
     /// kiosk's after the unlock.
@@ -116,6 +119,11 @@ public struct Config: Sendable {
                 let n = try int(v, 0...604_800)
                 c.idleLock = n == 0 ? nil : .milliseconds(Int64(n) * 1000)
             }, show: { "\(($0.idleLock?.milliseconds ?? 0) / 1000)" }),
+        Key(section: "display", name: "blank_s", flatName: nil,
+            set: { c, v throws(BadValue) in
+                let n = try int(v, 0...604_800)
+                c.blankAfter = n == 0 ? nil : .milliseconds(Int64(n) * 1000)
+            }, show: { "\(($0.blankAfter?.milliseconds ?? 0) / 1000)" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {

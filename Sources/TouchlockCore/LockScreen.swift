@@ -72,6 +72,10 @@ public struct LockScreen: Sendable {
         case grabInput
         /// Let other programs have the input again.
         case releaseInput
+        /// Switch the screen off: locked and untouched for `blankAfter`.
+        case blankDisplay
+        /// Switch it on again: a touch or a key came (and is not taken as input).
+        case wakeDisplay
     }
 
     /// An attempt to check: the secret's bytes are in it, so it is wiped once checked.
@@ -176,6 +180,10 @@ public struct LockScreen: Sendable {
     public var idleLock: Interval?
     /// The last touch or key, on any device, whether the screen takes it or not.
     private var lastActivity = Instant(microseconds: 0)
+    /// While locked and untouched this long, the screen is switched off (nil: never).
+    public var blankAfter: Interval?
+    /// The screen is off: nothing wakes the loop but the session's own deadline.
+    public private(set) var blanked = false
     /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
     private var notice: String?
@@ -320,7 +328,8 @@ public struct LockScreen: Sendable {
     public mutating func begin(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         let prompt = active == .code ? onCode(at: now) { $0.reset(at: now) } : [.redraw]
-        return [.grabInput] + prompt
+        lastActivity = max(lastActivity, now)
+        return [.grabInput] + prompt + (blankAfter.map { [.armTimer(now + $0)] } ?? [])
     }
 
     /// Resumes a session restored from storage: arms the lockout deadline and countdown.
@@ -333,6 +342,12 @@ public struct LockScreen: Sendable {
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         lastActivity = max(lastActivity, now)
+        if blanked {
+            // The touch that wakes the screen is not input: its fingers are ignored
+            // until they lift, so it selects no node and presses no key.
+            for t in touches where t.phase != .ended { ignored.insert(t.id) }
+            return wake(at: now)
+        }
         var passed: [ScreenTouch] = []
         var out: [Action] = []
         // A touch retries a record that could not be stored.
@@ -395,6 +410,10 @@ public struct LockScreen: Sendable {
     /// code pad as its own keys do; escape clears what was typed.
     public mutating func hardwareKey(_ key: KeyInput, at now: Instant) -> [Action] {
         lastActivity = max(lastActivity, now)
+        if blanked {
+            self.now = max(self.now, now)
+            return wake(at: now)  // the key wakes the screen and types nothing
+        }
         switch key {
         case .digit(let d): return self.key(CodePad.Key.digit(d), at: now)
         case .backspace: return self.key(CodePad.Key.delete, at: now)
@@ -507,6 +526,26 @@ public struct LockScreen: Sendable {
                 out += handOver(at: now)
             }
         }
+        if let after = blankAfter, hold == .held, enrollment == nil, !blanked, !isUnlocked {
+            if now >= lastActivity + after {
+                Log.info("lock screen: nothing touched for \(after.milliseconds / 1000) s; blanking")
+                blanked = true
+                out.append(.blankDisplay)
+            } else {
+                out.append(.armTimer(lastActivity + after))
+            }
+        }
+        if blanked {
+            // Off: no countdown, no cursor; only the session's deadline may wake the loop.
+            let deadline = session.lockedOutUntil
+            out.removeAll { a in
+                switch a {
+                case .armTimer(let t): t != deadline
+                case .redraw: true
+                default: false
+                }
+            }
+        }
         if let idle = idleLock, hold == .released, case .unlocked = session.state {
             // One wake-up per idle period at most: the timer is armed from the last
             // activity, never polled.
@@ -526,6 +565,22 @@ public struct LockScreen: Sendable {
             // The lockout is over: the cursor blinks again from now.
             out += onCode(at: now) { $0.reset(at: now) }
         }
+        return out
+    }
+
+    private var isUnlocked: Bool {
+        if case .unlocked = session.state { return true }
+        return false
+    }
+
+    /// The screen comes back on: the countdown and the cursor go on from now.
+    private mutating func wake(at now: Instant) -> [Action] {
+        blanked = false
+        Log.info("lock screen: woken")
+        var out: [Action] = [.wakeDisplay, .redraw]
+        out += countdownTick()
+        if active == .code && takesInput { out += onCode(at: now) { $0.timerFired(at: now) } }
+        if let after = blankAfter { out.append(.armTimer(now + after)) }
         return out
     }
 
@@ -559,6 +614,8 @@ public struct LockScreen: Sendable {
         var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
         out += resetPads(at: now, codeTimers: true)
         out += [.grabInput, .redraw, .notify(.locked(at: now))]
+        lastActivity = max(lastActivity, now)
+        if let b = blankAfter { out.append(.armTimer(now + b)) }
         return out
     }
 

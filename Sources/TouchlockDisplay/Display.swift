@@ -31,6 +31,9 @@ public protocol Display: AnyObject {
     /// present. Fails (EBUSY, EACCES, EINVAL) while another process holds DRM master.
     func acquire() throws(SystemError)
 
+    /// Switches the screen off (blank) or on again; frames are not presented while off.
+    func setPowered(_ on: Bool) throws(SystemError)
+
     /// Stops showing frames and gives the screen back (restores the saved CRTC, frees the
     /// buffers in reverse order). Safe to call twice.
     func shutdown()
@@ -40,4 +43,6 @@ extension Display {
     /// Displays without a master to hand over (headless) keep showing.
     public func release() throws(SystemError) {}
     public func acquire() throws(SystemError) {}
+    /// A display without power control stays on.
+    public func setPowered(_ on: Bool) throws(SystemError) {}
 }

@@ -218,6 +218,10 @@ final class Daemon {
                 perform(lock.displayTaken(at: EventLoop.now()))
             case .releaseDisplay:
                 if !options.once { presenter.releaseWhenShown() }
+            case .blankDisplay:
+                presenter.blankScreen()
+            case .wakeDisplay:
+                presenter.wake()
             case .grabInput:
                 inputs?.grab(true)
             case .releaseInput:
@@ -278,6 +282,7 @@ final class Daemon {
         if s.display == "not_shown" { s.displayReason = displayFailure }
         s.vt = terminal?.number
         s.vtReason = terminalAbsence
+        s.power = presenter.blank ? "blank" : "awake"
         return s
     }
 

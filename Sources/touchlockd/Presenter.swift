@@ -21,6 +21,8 @@ final class Presenter {
     private var released = false
     /// Hand the display over once the frame being drawn is shown.
     private var releasePending = false
+    /// The screen is switched off: frames wait in memory until it is on again.
+    private(set) var blank = false
     /// Stop the loop once the frame being drawn is shown (`--once`).
     private var stopPending = false
     private var firstFrameShown = false
@@ -105,8 +107,26 @@ final class Presenter {
         settle()
     }
 
+    /// Switches the screen off (DPMS); nothing is presented until `wake`.
+    func blankScreen() {
+        do {
+            try display.setPowered(false)
+            blank = true
+        } catch {
+            Log.warning("cannot blank the screen: \(error)")
+        }
+    }
+
+    /// Switches the screen on and shows what was drawn meanwhile.
+    func wake() {
+        guard blank else { return }
+        blank = false
+        do { try display.setPowered(true) } catch { Log.warning("cannot switch the screen on: \(error)") }
+        presentIfIdle()
+    }
+
     private func presentIfIdle() {
-        guard !released, !display.isBusy, !unpresented.isEmpty else {
+        guard !released, !blank, !display.isBusy, !unpresented.isEmpty else {
             settle()
             return
         }

@@ -151,6 +151,52 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(!handedOver.contains { if case .armTimer = $0 { true } else { false } })
     }
 
+    @Test func untouchedWhileLockedTheScreenBlanksAndTheWakingTouchSelectsNothing() {
+        var s = makeScreen()
+        s.blankAfter = .milliseconds(30_000)
+        #expect(s.begin(at: at(0)).contains(.armTimer(at(30_000_000))))
+        // A touch at +10 s moves the deadline; the timer finds it early and re-arms.
+        _ = s.draw([0, 1], id: 1, from: 10_000_000)
+        let early = s.timer(at: at(30_000_000))
+        #expect(!early.contains(.blankDisplay))
+        guard case .armTimer(let next)? = early.last else { Issue.record("no timer re-armed: \(early)"); return }
+        let off = s.timer(at: next)
+        #expect(off.contains(.blankDisplay) && s.blanked)
+        // Blank: no timer is left for the screen (no wake-ups while off).
+        #expect(!off.contains { if case .armTimer = $0 { true } else { false } })
+        // The touch that wakes it is not input: it lands on node 0 and drags to 1 and 2.
+        let woken = s.touches([ScreenTouch(id: 5, phase: .began, point: grid3.center(of: 0))], at: next + .milliseconds(1000))
+        #expect(woken.first == .wakeDisplay && !s.blanked)
+        _ = s.touches([ScreenTouch(id: 5, phase: .moved, point: grid3.center(of: 2))], at: next + .milliseconds(1100))
+        let lifted = s.touches([ScreenTouch(id: 5, phase: .ended, point: grid3.center(of: 2))], at: next + .milliseconds(1200))
+        #expect(s.pattern!.path.isEmpty && verification(lifted) == nil)
+        // The next touch draws as usual.
+        let (again, _) = s.draw([0, 1, 2], id: 6, from: (next + .milliseconds(2000)).microseconds)
+        #expect(verification(again)?.nodes == [0, 1, 2])
+    }
+
+    @Test func aLockoutCountdownStopsWhileBlankAndGoesOnWhenWoken() {
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
+                           session: Session(schedule: LockoutSchedule(seconds: [0, 120])),
+                           builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        s.blankAfter = .milliseconds(5_000)
+        _ = s.begin(at: at(0))
+        let (_, e1) = s.draw([0, 1, 2], id: 1, from: 0)
+        _ = s.verified(false, at: at(e1))
+        _ = s.timer(at: at(e1 + 600_000))
+        let (_, e2) = s.draw([0, 1, 2, 5], id: 2, from: e1 + 700_000)
+        _ = s.verified(false, at: at(e2))
+        #expect(s.session.lockedOutUntil != nil)
+        let off = s.timer(at: at(e2 + 5_000_000))
+        #expect(off.contains(.blankDisplay))
+        // Only the lockout's own deadline stays armed.
+        let timers = off.compactMap { if case .armTimer(let t) = $0 { t } else { nil } }
+        #expect(timers.allSatisfy { $0 == s.session.lockedOutUntil })
+        let woken = s.hardwareKey(.digit(1), at: at(e2 + 9_000_000))
+        #expect(woken.first == .wakeDisplay)
+        #expect(woken.contains(.armTimer(at(e2 + 10_000_000))))  // the countdown's next second
+    }
+
     @Test func theFirstFrameTakesTheInput() {
         var s = makeScreen()
         #expect(s.begin(at: at(0)).first == .grabInput)
