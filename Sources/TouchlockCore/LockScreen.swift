@@ -186,6 +186,10 @@ public struct LockScreen: Sendable {
     public private(set) var blanked = false
     /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
+    /// The fingers passed to the pads and down now, with their last point.
+    private var down: [Int: Point] = [:]
+    /// The finger the pad on screen follows (the first one down).
+    private var driver: Int?
     private var notice: String?
     /// The time of the last event: what the scene is drawn as of.
     public private(set) var now = Instant(microseconds: 0)
@@ -346,6 +350,10 @@ public struct LockScreen: Sendable {
             // The touch that wakes the screen is not input: its fingers are ignored
             // until they lift, so it selects no node and presses no key.
             for t in touches where t.phase != .ended { ignored.insert(t.id) }
+            for t in touches {
+                down[t.id] = nil
+                if driver == t.id { driver = nil }
+            }
             return wake(at: now)
         }
         var passed: [ScreenTouch] = []
@@ -368,6 +376,16 @@ public struct LockScreen: Sendable {
                 out += switchMethod(at: now)
                 continue
             }
+            if t.phase == .began, let d = driver, let p = down[d], ScreenTouch(id: d, phase: .moved, point: p).panel != t.panel,
+               !driverHasDrawn {
+                // A contact resting on another panel (a palm, a stuck IR frame) gives way
+                // to a finger on this one: it is lifted for the pad and ignored from here.
+                Log.debug("lock screen: touch \(d) on panel \(d / ScreenTouch.panelStride) gives way to panel \(t.panel)")
+                out += feedPads([ScreenTouch(id: d, phase: .ended, point: active == .pattern ? p : Point(x: -1, y: -1))], at: now)
+                down[d] = nil
+                ignored.insert(d)
+                driver = nil
+            }
             passed.append(t)
         }
         if passed.isEmpty { return out }
@@ -375,9 +393,33 @@ public struct LockScreen: Sendable {
             notice = nil
             out.append(.redraw)
         }
+        return out + feedPads(passed, at: now)
+    }
+
+    /// Passes touches to the pad on screen, keeping which fingers are down.
+    private mutating func feedPads(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
+        for t in touches {
+            switch t.phase {
+            case .began, .moved, .stationary:
+                if down.isEmpty && t.phase == .began { driver = t.id }
+                down[t.id] = t.point
+            case .ended:
+                down[t.id] = nil
+                if driver == t.id { driver = nil }
+            }
+        }
         switch active {
-        case .pattern: return out + onPattern(at: now) { $0.handle(passed, at: now) }
-        case .code: return out + onCode(at: now) { $0.handle(passed, at: now) }
+        case .pattern: return onPattern(at: now) { $0.handle(touches, at: now) }
+        case .code: return onCode(at: now) { $0.handle(touches, at: now) }
+        }
+    }
+
+    /// Whether the finger the pad follows has done anything yet: chosen a node. (A key
+    /// press does nothing before it is released.)
+    private var driverHasDrawn: Bool {
+        switch active {
+        case .pattern: !(pattern?.path.isEmpty ?? true)
+        case .code: false
         }
     }
 

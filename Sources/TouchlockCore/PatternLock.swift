@@ -6,6 +6,14 @@ public struct ScreenTouch: Hashable, Sendable {
     public init(id: Int, phase: TouchPhase, point: Point) { self.id = id; self.phase = phase; self.point = point }
 }
 
+extension ScreenTouch {
+    /// Touch ids of different panels differ by this much: `panel` tells them apart.
+    public static let panelStride = 1 << 24
+
+    /// Which panel (input device) the touch is on.
+    public var panel: Int { id / Self.panelStride }
+}
+
 /// The pattern gesture (seed 001): the first finger's path is hit-tested against the
 /// nodes; each node joins the ordered path once; on release the path is submitted.
 ///

@@ -83,7 +83,7 @@ public final class EvdevInputs {
                                }) {
         case .success(let t):
             touch = t
-            touchIDBase += 1 << 24
+            touchIDBase += ScreenTouch.panelStride
         case .failure(let why):
             Log.debug("\(label): no touchscreen: \(why)")
         }

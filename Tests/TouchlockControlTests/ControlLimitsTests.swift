@@ -104,8 +104,10 @@ private final class Ticker {
         #expect(events.count == ticker.sent)
         #expect(events.enumerated().allSatisfy { $0.element == .progress(entered: $0.offset, total: 1_000_000) })
         #expect(!watcher.closed)
-        // A timer due every 2 ms was never held up long: the loop did not stall.
-        #expect(ticker.longestGap < .milliseconds(250), "the loop stalled for \(ticker.longestGap)")
+        // A timer due every 2 ms was never held up long: the loop did not stall. (A client
+        // able to stall it would hold it for as long as it likes; a machine busy with other
+        // work delays a turn by a few hundred ms at most, so the bound is a second.)
+        #expect(ticker.longestGap < .milliseconds(1000), "the loop stalled for \(ticker.longestGap)")
     }
 
     @Test func requestsAreAuthorisedByPeerCredentials() throws {

@@ -197,6 +197,33 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(woken.contains(.armTimer(at(e2 + 10_000_000))))  // the countdown's next second
     }
 
+    @Test func aContactRestingOnAnotherPanelGivesWayToAFingerOnThisOne() {
+        var s = makeScreen()
+        let palm = 1 << 24 | 3  // panel 1, resting away from every node
+        _ = s.touches([ScreenTouch(id: palm, phase: .began, point: Point(x: 2, y: 2))], at: at(0))
+        // A finger on panel 0 draws and unlocks while the contact stays down.
+        let (drawn, _) = s.draw([0, 1, 2], id: 1, from: 100_000)
+        #expect(verification(drawn)?.nodes == [0, 1, 2])
+    }
+
+    @Test func aSecondFingerOnTheSamePanelDoesNotTakeOver() {
+        var s = makeScreen()
+        _ = s.touches([ScreenTouch(id: 7, phase: .began, point: Point(x: 2, y: 2))], at: at(0))
+        let (drawn, _) = s.draw([0, 1, 2], id: 1, from: 100_000)
+        #expect(verification(drawn) == nil)  // only the first finger on a panel draws
+    }
+
+    @Test func aFingerDrawingOnOnePanelIsNotInterruptedByAnotherPanel() {
+        var s = makeScreen()
+        _ = s.touches([ScreenTouch(id: 1, phase: .began, point: grid3.center(of: 0))], at: at(0))
+        _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: grid3.center(of: 1))], at: at(10_000))
+        let other = 1 << 24 | 1
+        _ = s.touches([ScreenTouch(id: other, phase: .began, point: grid3.center(of: 8))], at: at(20_000))
+        _ = s.touches([ScreenTouch(id: 1, phase: .moved, point: grid3.center(of: 2))], at: at(30_000))
+        let end = s.touches([ScreenTouch(id: 1, phase: .ended, point: grid3.center(of: 2))], at: at(40_000))
+        #expect(verification(end)?.nodes == [0, 1, 2])
+    }
+
     @Test func theFirstFrameTakesTheInput() {
         var s = makeScreen()
         #expect(s.begin(at: at(0)).first == .grabInput)
