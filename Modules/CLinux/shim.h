@@ -18,3 +18,9 @@ static inline int clinux_ioctl_value(int fd, unsigned long request, unsigned lon
 static inline int clinux_ioctl_pointer(int fd, unsigned long request, void *arg) {
     return ioctl(fd, request, arg);
 }
+
+#include <sys/prctl.h>
+// prctl is variadic too.
+static inline int clinux_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}

@@ -343,5 +343,6 @@ final class Daemon {
         ServiceNotify.send("STOPPING=1")
         presenter.shutdown()
         terminal?.shutdown()
+        verifier.shutdown()
     }
 }

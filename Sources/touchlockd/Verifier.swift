@@ -1,60 +1,214 @@
+import CLinux
+import Glibc
 import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
 
-/// Checks attempts against the secrets and hashes new ones. Each result comes back on a
-/// later turn of the loop, so the screen shows the attempt being checked before yescrypt
-/// runs (the redraw asked for with the attempt is drawn first).
+/// Checks attempts against the secrets and hashes new ones, in a process of its own (as
+/// swaylock checks passwords in a child): yescrypt's 20-35 ms and its working memory stay
+/// out of the daemon, whose loop keeps serving touches and clients meanwhile. The child
+/// is this executable started with `--verifier-child`, talking over a SOCK_SEQPACKET pair
+/// (fd 3 on its side). If it cannot be started the checks run in the daemon, each on a
+/// later loop turn. Results always come back on a later turn, so the screen shows the
+/// attempt being checked first.
 final class Verifier {
     private let loop: EventLoop
     private let secrets: StateStore
-    private let digester: GuessDigester?
+    private var child: (pid: pid_t, fd: Int32)?
+    /// Requests sent and not answered, kept to send again if the child dies.
+    private var pending: [UInt32: (request: VerifierRequest, done: (VerifierReply) -> Void)] = [:]
+    private var nextID: UInt32 = 1
+    /// Used only when there is no child.
+    private lazy var digester: GuessDigester? = {
+        do { return try GuessDigester() } catch {
+            Log.error("cannot make guess digests (\(error)); every wrong guess counts")
+            return nil
+        }
+    }()
+    private var restarts = 0
 
-    init(loop: EventLoop, secrets: StateStore) {
+    init(loop: EventLoop, secrets: StateStore, separateProcess: Bool = true) {
         self.loop = loop
         self.secrets = secrets
-        do { digester = try GuessDigester() } catch {
-            Log.error("cannot make guess digests (\(error)); every wrong guess counts")
-            digester = nil
-        }
+        if separateProcess { spawn() }
     }
 
-    /// Checks `attempt` (its bytes are wiped) and calls `done` with the verdict.
+    /// Checks `attempt` and calls `done` with the verdict: the method's secret, and for
+    /// codes the duress code too.
     func check(_ attempt: LockScreen.Attempt, done: @escaping (Session.Verdict) -> Void) {
-        loop.deferred { [self] in
-            var bytes = attempt.secretBytes
-            let verdict = verify(attempt.method, &bytes)
-            Log.debug("\(attempt) checked")
-            done(verdict)
+        var hashes: [String?] = [secrets.secretHash(for: attempt.method)]
+        if attempt.method == .code { hashes.append(secrets.duressHash) }
+        let request = VerifierRequest.verify(id: takeID(), hashes: hashes, secret: attempt.secretBytes)
+        Log.debug("\(attempt): checking")
+        send(request) { reply in
+            guard case .verified(_, let matched, let digest) = reply else {
+                Log.bug("verifier: a hash reply to a check")
+                done(.wrong(digest: nil))
+                return
+            }
+            switch matched {
+            case 0: done(.match(duress: false))
+            case 1: done(.match(duress: true))
+            default: done(.wrong(digest: digest.isEmpty ? nil : digest))
+            }
         }
     }
 
-    /// Hashes a new secret (`bytes` are wiped, shared copies too) and calls `done` with the
-    /// hash, or with why it could not be made.
-    func hash(_ bytes: [UInt8], done: @escaping (Result<String, SecretHash.Failure>) -> Void) {
-        loop.deferred {
-            defer { SecretHash.wipeShared(bytes) }
-            var secret = bytes
-            let result: Result<String, SecretHash.Failure>
-            do throws(SecretHash.Failure) { result = .success(try SecretHash.make(&secret)) } catch { result = .failure(error) }
+    /// Hashes a new secret (`bytes` are wiped, shared copies too) and calls `done` with
+    /// the hash, or why it could not be made.
+    func hash(_ bytes: [UInt8], done: @escaping (Result<String, VerifierReply.HashFailure>) -> Void) {
+        // A copy with storage of its own: the action's copies are wiped at once.
+        let copy = bytes.withUnsafeBufferPointer { [UInt8]($0) }
+        SecretHash.wipeShared(bytes)
+        send(.hash(id: takeID(), secret: copy)) { reply in
+            guard case .hashed(_, let result) = reply else {
+                Log.bug("verifier: a check reply to a hash")
+                done(.failure(.init("the verifier answered something else")))
+                return
+            }
             done(result)
         }
     }
 
-    /// The method's secret, and for codes the duress code too, always both so the time
-    /// taken does not tell which matched. `secret` is wiped.
-    private func verify(_ method: UnlockMethod, _ secret: inout [UInt8]) -> Session.Verdict {
-        defer { SecretHash.wipe(&secret) }
-        var a = secret
-        let match = secrets.secretHash(for: method).map { SecretHash.verify(&a, against: $0) } ?? false
-        var duress = false
-        if method == .code, let d = secrets.duressHash {
-            var b = secret
-            duress = SecretHash.verify(&b, against: d)
+    private func takeID() -> UInt32 {
+        defer { nextID &+= 1 }
+        return nextID
+    }
+
+    private func send(_ request: VerifierRequest, _ done: @escaping (VerifierReply) -> Void) {
+        guard let child else {
+            loop.deferred { [self] in done(serve(request, digester: digester)) }
+            return
         }
-        if match { return .match(duress: false) }
-        if duress { return .match(duress: true) }
-        var c = secret
-        return .wrong(digest: digester?.digest(&c))
+        pending[request.id] = (request, done)
+        write(request, to: child.fd)
+    }
+
+    private func write(_ request: VerifierRequest, to fd: Int32) {
+        var packet = request.encoded()
+        defer { SecretHash.wipe(&packet) }
+        do {
+            try SystemCall.check("send", "to the verifier") { Glibc.send(fd, packet, packet.count, Int32(MSG_NOSIGNAL)) }
+        } catch {
+            // The child is gone or stuck: the readable handler sees it go and starts another,
+            // which gets every pending request again.
+            Log.error("verifier: \(error)")
+        }
+    }
+
+    // MARK: the child process
+
+    private func spawn() {
+        var pair: [Int32] = [-1, -1]
+        do {
+            try SystemCall.check("socketpair") { socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) }
+        } catch {
+            Log.warning("verifier: \(error); checking secrets in the daemon")
+            return
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attr, &none)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
+        let path = "/proc/self/exe"
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("touchlockd"), strdup("--verifier-child"), nil]
+        defer { for a in argv { free(a) } }
+        let env: [UnsafeMutablePointer<CChar>?] = [nil]
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attr, argv, env)
+        close(pair[1])
+        guard rc == 0 else {
+            Log.warning("verifier: cannot start \(path) --verifier-child: \(Errno(rawValue: rc)); checking secrets in the daemon")
+            close(pair[0])
+            return
+        }
+        let fd = pair[0]
+        do {
+            try loop.register(fd, .readable) { [weak self] readiness in self?.readable(readiness) }
+        } catch {
+            Log.warning("verifier: \(error); checking secrets in the daemon")
+            close(fd)
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+            return
+        }
+        child = (pid, fd)
+        Log.info("verifier: process \(pid) checks the secrets")
+        for (_, p) in pending.sorted(by: { $0.key < $1.key }) { write(p.request, to: fd) }
+    }
+
+    private func readable(_ readiness: IOReadiness) {
+        guard let child else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(child.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n > 0 {
+                guard let reply = VerifierReply.decode(Array(buffer[0..<n])), let p = pending.removeValue(forKey: reply.id) else {
+                    Log.bug("verifier: an answer that matches no request (\(n) bytes)")
+                    continue
+                }
+                p.request.wipe()
+                p.done(reply)
+                continue
+            }
+            if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+            // 0 (the child closed its end) or an error: it is gone.
+            break
+        }
+        loop.unregister(child.fd)
+        close(child.fd)
+        var status: Int32 = 0
+        waitpid(child.pid, &status, 0)
+        self.child = nil
+        restarts += 1
+        Log.error("verifier: process \(child.pid) ended (status \(status)); \(pending.count) request(s) to send again")
+        if restarts <= 5 {
+            spawn()
+        } else {
+            Log.error("verifier: ended \(restarts) times; checking secrets in the daemon from now on")
+        }
+        if self.child == nil {
+            let left = pending
+            pending.removeAll()
+            for (_, p) in left.sorted(by: { $0.key < $1.key }) { send(p.request, p.done) }
+        }
+    }
+
+    /// Ends the child (its end of the pair closes; it exits).
+    func shutdown() {
+        guard let child else { return }
+        loop.unregister(child.fd)
+        close(child.fd)
+        waitpid(child.pid, nil, 0)
+        self.child = nil
+    }
+}
+
+/// The verifier process: answers requests on fd 3 until the daemon closes its end. It
+/// dies with the daemon too (PR_SET_PDEATHSIG).
+func runVerifierChild() -> Never {
+    _ = clinux_set_parent_death_signal(SIGKILL)
+    if getppid() == 1 { exit(0) }  // the daemon is already gone
+    var digester: GuessDigester?
+    do { digester = try GuessDigester() } catch { digester = nil }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = recv(3, &buffer, buffer.count, 0)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { exit(0) }
+        let request = VerifierRequest.decode(Array(buffer[0..<n]))
+        buffer.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, n) } }
+        guard let request else { exit(2) }  // only the daemon writes here
+        var reply = serve(request, digester: digester).encoded()
+        _ = Glibc.send(3, reply, reply.count, Int32(MSG_NOSIGNAL))
+        SecretHash.wipe(&reply)
     }
 }

@@ -74,6 +74,8 @@ func startWatchdog(_ loop: EventLoop) {
 }
 
 func main() {
+    // The verifier process (see Verifier): this executable, started by the daemon.
+    if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == "--verifier-child" { runVerifierChild() }
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
         Log.sink = { level, message in
