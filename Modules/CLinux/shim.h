@@ -24,3 +24,6 @@ static inline int clinux_ioctl_pointer(int fd, unsigned long request, void *arg)
 static inline int clinux_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
+static inline int clinux_set_process_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}

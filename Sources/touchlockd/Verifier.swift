@@ -119,7 +119,7 @@ final class Verifier {
         posix_spawnattr_setsigmask(&attr, &none)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
         let path = "/proc/self/exe"
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("touchlockd"), strdup("--verifier-child"), nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("touchlock-verifier"), strdup("--verifier-child"), nil]
         defer { for a in argv { free(a) } }
         let env: [UnsafeMutablePointer<CChar>?] = [nil]
         var pid: pid_t = 0
@@ -196,6 +196,8 @@ final class Verifier {
 /// dies with the daemon too (PR_SET_PDEATHSIG).
 func runVerifierChild() -> Never {
     _ = clinux_set_parent_death_signal(SIGKILL)
+    // Its own name in ps and pidof, apart from the daemon's.
+    _ = clinux_set_process_name("touchlock-verif")
     if getppid() == 1 { exit(0) }  // the daemon is already gone
     var digester: GuessDigester?
     do { digester = try GuessDigester() } catch { digester = nil }
