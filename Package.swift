@@ -36,16 +36,19 @@ let package = Package(
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm", "CLinux"]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "CCrypt"]),
+        // One command-line convention for both binaries: options, help, usage errors.
+        .target(name: "TouchlockCommandLine"),
         // The config files, in their order, parsed with libinih.
         .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "CInih"]),
 
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
+            "TouchlockCommandLine",
         ]),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
-            "TouchlockConfig",
+            "TouchlockConfig", "TouchlockCommandLine",
         ]),
 
         // Prints figures against their floors and targets; CI runs it in a tiny size.
@@ -59,6 +62,7 @@ let package = Package(
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
         .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
+        .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"]),
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
