@@ -65,7 +65,8 @@ let package = Package(
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"]),
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [
-            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
+            "CLinux",
         ]),
     ]
 )

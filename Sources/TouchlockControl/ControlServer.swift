@@ -52,8 +52,9 @@ public final class ControlServer {
     public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
     /// Answers `metrics`.
     public var metricsHandler: (() -> Metrics)?
-    /// Carries out `enroll` (method, hash or nil to remove); nil on success.
-    public var enrollHandler: ((String, String?) -> ControlError?)?
+    /// Carries out `enroll` (which secret, its hash or nil to remove); nil on success.
+    /// A code's length has been checked against the pad in `status` by then.
+    public var enrollHandler: ((SecretKind, String?) -> ControlError?)?
     /// Starts an enrollment on the screen of the method for the client with the given
     /// serial number; nil when it began.
     public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
@@ -347,6 +348,7 @@ public final class ControlServer {
         var request: String?
         var method: String?
         var hash: String?
+        var length: Int?
         var screen: Bool?
     }
 
@@ -408,41 +410,7 @@ public final class ControlServer {
                 }
                 answer = try codec.reply(id: id, metricsHandler())
             case .enroll:
-                guard let method = raw.method else {
-                    answer = codec.reply(id: id, ControlError(.badRequest, "missing \"method\""))
-                    break
-                }
-                if raw.screen == true {
-                    guard raw.hash == nil else {
-                        answer = codec.reply(id: id, ControlError(.badRequest, "\"screen\" takes no \"hash\""))
-                        break
-                    }
-                    guard let m = UnlockMethod(rawValue: method) else {
-                        answer = codec.reply(id: id, ControlError(.badValue, "unknown method \"\(method)\" on the screen (pattern, code)"))
-                        break
-                    }
-                    guard let enrollScreenHandler else {
-                        answer = codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
-                        break
-                    }
-                    if let e = enrollScreenHandler(m, client.serial) {
-                        answer = codec.reply(id: id, e)
-                    } else {
-                        Log.info("control: \(method) enrollment on the screen begun by \(client.peer)")
-                        answer = try codec.reply(id: id, Empty())
-                    }
-                    break
-                }
-                guard let enrollHandler else {
-                    answer = codec.reply(id: id, ControlError(.unsupported, "this server does not enroll"))
-                    break
-                }
-                if let e = enrollHandler(method, raw.hash) {
-                    answer = codec.reply(id: id, e)
-                } else {
-                    Log.info("control: \(method) secret \(raw.hash == nil ? "removed" : "enrolled") by \(client.peer)")
-                    answer = try codec.reply(id: id, Empty())
-                }
+                answer = try enroll(raw, id: id, from: client)
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:
@@ -457,6 +425,41 @@ public final class ControlServer {
             answer = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
         }
         reply(answer, to: client)
+    }
+
+    /// The reply to an enroll request.
+    private func enroll(_ raw: RawRequest, id: Int, from client: Client) throws -> [UInt8] {
+        let enrollment: EnrollRequest
+        do { enrollment = try EnrollRequest(method: raw.method, hash: raw.hash, length: raw.length, screen: raw.screen) } catch {
+            return codec.reply(id: id, error)
+        }
+        let kind: SecretKind, hash: String?
+        switch enrollment {
+        case .onScreen(let method):
+            guard let enrollScreenHandler else {
+                return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
+            }
+            if let e = enrollScreenHandler(method, client.serial) { return codec.reply(id: id, e) }
+            Log.info("control: \(method.rawValue) enrollment on the screen begun by \(client.peer)")
+            return try codec.reply(id: id, Empty())
+        case .store(let k, let h, let length):
+            // A code the pad on the screen cannot take could never be typed.
+            if let length, let pad = status().code?.length {
+                do { try CodeRules.fits(length, pad: pad) } catch {
+                    Log.warning("control: refused a \(length)-digit \(k.rawValue) from \(client.peer): the pad has \(pad) boxes")
+                    return codec.reply(id: id, ControlError(.badValue, error.message))
+                }
+            }
+            kind = k; hash = h
+        case .remove(let k):
+            kind = k; hash = nil
+        }
+        guard let enrollHandler else {
+            return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll"))
+        }
+        if let e = enrollHandler(kind, hash) { return codec.reply(id: id, e) }
+        Log.info("control: \(kind.rawValue) secret \(hash == nil ? "removed" : "enrolled") by \(client.peer)")
+        return try codec.reply(id: id, Empty())
     }
 
     private static func describe(_ error: any Error) -> String {

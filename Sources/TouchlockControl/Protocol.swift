@@ -32,7 +32,7 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// Answers the daemon's latency figures (`Metrics`).
     case metrics
     /// Root only: stores a secret's hash {"method": "pattern"|"code"|"duress",
-    /// "hash": "$y$..."}; a null hash removes it.
+    /// "hash": "$y$...", "length": N (a code's digits)}; a null hash removes it.
     case enroll
 
     /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
@@ -51,15 +51,67 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
 public struct Request: Codable, Hashable, Sendable {
     public var id: Int
     public var request: RequestKind
-    /// enroll: which secret ("pattern", "code" or "duress").
-    public var method: String?
+    /// enroll: which secret.
+    public var method: SecretKind?
     /// enroll: its hash in the format of crypt(5); never the secret itself.
     public var hash: String?
+    /// enroll of a code (or duress code) with its hash: how many digits it has, so the
+    /// daemon can refuse a code its pad cannot take.
+    public var length: Int?
     /// enroll: true to have the secret drawn (or typed) twice on the screen instead of
     /// sending a hash; the outcome comes as an `enrolled` or `enroll_failed` event.
     public var screen: Bool?
-    public init(id: Int, request: RequestKind, method: String? = nil, hash: String? = nil, screen: Bool? = nil) {
-        self.id = id; self.request = request; self.method = method; self.hash = hash; self.screen = screen
+    public init(id: Int, request: RequestKind, method: SecretKind? = nil, hash: String? = nil, length: Int? = nil,
+                screen: Bool? = nil) {
+        self.id = id; self.request = request; self.method = method; self.hash = hash; self.length = length
+        self.screen = screen
+    }
+}
+
+/// An `enroll` request, decoded and checked once: what the server carries out.
+public enum EnrollRequest: Hashable, Sendable {
+    /// Store `hash` as the secret of `kind`; `length` is a code's number of digits
+    /// (allowed by `CodeRules`), nil for a pattern.
+    case store(SecretKind, hash: String, length: Int?)
+    /// Remove the secret of `kind`.
+    case remove(SecretKind)
+    /// Show the enrollment screen of `method`.
+    case onScreen(UnlockMethod)
+
+    /// The fields of an enroll request line, or the error to answer.
+    public init(method: String?, hash: String?, length: Int?, screen: Bool?) throws(ControlError) {
+        guard let method else { throw ControlError(.badRequest, "missing \"method\"") }
+        guard let kind = SecretKind(rawValue: method) else {
+            let known = SecretKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ControlError(.badValue, "unknown method \"\(method)\" (\(known))")
+        }
+        if screen == true {
+            guard hash == nil, length == nil else {
+                throw ControlError(.badRequest, "\"screen\" takes no \"hash\" and no \"length\"")
+            }
+            guard kind != .duress else {
+                throw ControlError(.badValue, "the duress code is not enrolled on the screen (pattern, code)")
+            }
+            self = .onScreen(kind.method)
+            return
+        }
+        guard let hash else {
+            guard length == nil else { throw ControlError(.badRequest, "\"length\" goes with a \"hash\"") }
+            self = .remove(kind)
+            return
+        }
+        switch kind {
+        case .pattern:
+            guard length == nil else { throw ControlError(.badRequest, "\"length\" is a code's number of digits; a pattern has none") }
+            self = .store(kind, hash: hash, length: nil)
+        case .code, .duress:
+            guard let length else {
+                throw ControlError(.badValue, "missing \"length\": a \(kind.rawValue) comes with its number of digits, "
+                                   + "so that one the pad cannot take is refused")
+            }
+            do { try CodeRules.check(length: length) } catch { throw ControlError(.badValue, error.message) }
+            self = .store(kind, hash: hash, length: length)
+        }
     }
 }
 

@@ -12,8 +12,9 @@ public struct ScreenSettings: Sendable {
     public var stealth = false
     /// Made by `touchlockctl hash-code`.
     public var codeHash: String?
-    /// Digits in the code; a count below 1 means 4 (seed 003).
-    public var codeLength = 4
+    /// Digits in the code, and boxes on the pad: `CodeRules.lengths`; 0 or below in
+    /// the config means the default.
+    public var codeLength = CodeRules.defaultLength
     /// Dots instead of digits (seed 002).
     public var codeSecure = false
     /// With `codeSecure`, the last digit typed shows this long before it becomes a dot
@@ -82,6 +83,17 @@ extension String {
 }
 
 extension Config {
+    /// `[code] length`: a length `CodeRules` allows, or 0 (or below) for the default.
+    static func codeLength(_ v: String) throws(BadValue) -> Int {
+        guard let n = Int(v) else { throw BadValue(message: "expected a number of digits, found '\(v)'") }
+        if n < 1 { return CodeRules.defaultLength }
+        do { try CodeRules.check(length: n) } catch {
+            throw BadValue(message: "expected \(CodeRules.lengths.lowerBound) to \(CodeRules.lengths.upperBound) digits "
+                           + "(0 for the default, \(CodeRules.defaultLength)), found '\(v)'")
+        }
+        return n
+    }
+
     /// The lock screens' keys: [screen], [code], the screens' part of [theme], [messages].
     static let screenKeys: [Key] = [
         Key(section: "screen", name: "unlock_method", flatName: "unlock_method",
@@ -93,7 +105,7 @@ extension Config {
         Key(section: "code", name: "hash", flatName: "code_hash",
             set: { c, v throws(BadValue) in guard v.hasPrefix("$"), v.count >= 20, !v.contains(" ") else { throw BadValue(message: "expected a hash made by 'touchlockctl hash-code' (it starts with '$')") }; c.screens.codeHash = v }, show: { $0.screens.codeHash == nil ? "" : "(set)" }),
         Key(section: "code", name: "length", flatName: "code_length",
-            set: { c, v throws(BadValue) in let n = try int(v, -99...12); c.screens.codeLength = n < 1 ? 4 : n }, show: { "\($0.screens.codeLength)" }),
+            set: { c, v throws(BadValue) in c.screens.codeLength = try codeLength(v) }, show: { "\($0.screens.codeLength)" }),
         Key(section: "code", name: "secure", flatName: "code_secure",
             set: { c, v throws(BadValue) in c.screens.codeSecure = try bool(v) }, show: { "\($0.screens.codeSecure)" }),
         Key(section: "code", name: "reveal_ms", flatName: "code_reveal_ms",

@@ -1,11 +1,9 @@
 import Glibc
+import TouchlockCommandLine
 import TouchlockControl
 import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
-
-/// The fewest digits a code has.
-let minimumCodeLength = 4
 
 /// Reads one line from standard input into a buffer the caller wipes. On a terminal
 /// it prompts on stderr and turns echo off.
@@ -38,51 +36,36 @@ func readSecretLine(prompt: String) -> [UInt8]? {
 }
 
 /// `touchlockctl enroll pattern|code [--duress]`, `enroll --remove METHOD`,
-/// `enroll --status`, `enroll pattern|code --screen [--timeout S]`. The secret is read twice on standard input (one per line; on a
-/// terminal without echo), checked, hashed here with yescrypt, and only the hash is sent
-/// to the daemon, which accepts it from root only.
-func enrollCommand(_ args: [String], socket: String) -> Int32 {
-    var method: String?
-    var duress = false, remove = false, status = false, screen = false
-    var timeout: Interval?
-    var rest = args[...]
-    while let a = rest.popFirst() {
-        switch a {
-        case "pattern", "code": method = a
-        case "--duress": duress = true
-        case "--remove": remove = true
-        case "--status": status = true
-        case "--screen": screen = true
-        case "--timeout":
-            guard let v = rest.popFirst() else { usageError("--timeout needs a value") }
-            timeout = Options.seconds(v)
-        case _ where a.hasPrefix("--timeout="):
-            timeout = Options.seconds(String(a.dropFirst("--timeout=".count)))
-        default: usageError("enroll: unexpected argument \(a)")
-        }
+/// `enroll --status`, `enroll pattern|code --screen [--timeout S]`. The secret is read
+/// twice on standard input (one per line; on a terminal without echo), checked against
+/// the daemon's screen, hashed here with yescrypt, and only the hash is sent to the
+/// daemon, which accepts it from root only.
+func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
+    let p = invocation.parsed
+    let method = p.arguments.first.flatMap(UnlockMethod.init(rawValue:))
+    let duress = p.flag("duress"), remove = p.flag("remove"), status = p.flag("status"), screen = p.flag("screen")
+    let timeout = try invocation.value("timeout", Commands.seconds)
+    if timeout != nil && !screen { throw invocation.usageError("--timeout applies to --screen only") }
+    if screen && (duress || remove || status) {
+        throw invocation.usageError("--screen enrolls a pattern or a code, not with --duress, --remove or --status")
     }
-    if timeout != nil && !screen { usageError("enroll: --timeout applies to --screen only") }
-    if screen && (duress || remove || status) { usageError("enroll: --screen enrolls a pattern or a code, not with --duress, --remove or --status") }
-    let client = connect(socket)
+    if status && (method != nil || duress || remove) {
+        throw invocation.usageError("--status takes no secret and no other option")
+    }
+    if status { return enrollStatus(connect(invocation.socket)) }
+    guard let method else { throw invocation.usageError("say which secret: pattern or code") }
+    if duress && method != .code { throw invocation.usageError("only a code can be a duress code") }
+    let client = connect(invocation.socket)
     let statusLine = request(client, .status, echo: false)
     guard let st = try? client.decode(Status.self, from: statusLine) else { fail("enroll: unreadable status: \(statusLine)") }
-    if status {
-        let enrolled = st.enrolled ?? []
-        for m in [UnlockMethod.pattern, .code] {
-            printLine("\(m.rawValue): \(enrolled.contains(m) ? "enrolled" : "not enrolled")")
-        }
-        return Exit.ok
-    }
-    guard let method else { usageError("enroll: say which secret: pattern or code") }
-    if duress && method != "code" { usageError("enroll: only a code can be a duress code") }
-    let target = duress ? "duress" : method
+    let target: SecretKind = duress ? .duress : SecretKind(method)
     if screen { return enrollOnScreen(client, method, timeout: timeout) }
     if remove {
         let reply = send(client, Request(id: 0, request: .enroll, method: target, hash: nil))
         return reply ? Exit.ok : Exit.failure
     }
 
-    let what = duress ? "duress code" : method
+    let what = duress ? "duress code" : method.rawValue
     guard var first = readSecretLine(prompt: "New \(what): ") else { fail("enroll: no \(what) on standard input") }
     defer { SecretHash.wipe(&first) }
     guard var second = readSecretLine(prompt: "Repeat the \(what): ") else {
@@ -92,7 +75,9 @@ func enrollCommand(_ args: [String], socket: String) -> Int32 {
     guard SecretHash.constantTimeEqual(first, second) else { fail("enroll: the two entries differ; nothing changed") }
 
     var bytes: [UInt8]
-    if method == "pattern" {
+    var length: Int?
+    switch method {
+    case .pattern:
         guard let grid = st.pattern else { fail("enroll: the daemon's screen has no pattern grid") }
         let rows = grid.rows, columns = grid.columns
         let minimum = grid.minLength ?? 4
@@ -104,19 +89,33 @@ func enrollCommand(_ args: [String], socket: String) -> Int32 {
             fail("enroll: a pattern connects at least \(minimum) nodes; this one has \(pattern.nodes.count)")
         }
         bytes = pattern.secretBytes
-    } else {
-        guard first.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            fail("enroll: a code is made of digits only")
+    case .code:
+        // Checked before hashing: a code the daemon's pad cannot take could never be typed.
+        do {
+            var values = try CodeRules.digits(first)
+            SecretHash.wipe(&values)
+            if let pad = st.code?.length { try CodeRules.fits(first.count, pad: pad) }
+        } catch {
+            fail("enroll: \(error.message)")
         }
-        guard first.count >= minimumCodeLength else {
-            fail("enroll: a code has at least \(minimumCodeLength) digits; this one has \(first.count)")
-        }
+        length = first.count
         var digits = first
         bytes = codeSecretBytes(&digits)
     }
     let hash: String
     do { hash = try SecretHash.make(&bytes) } catch { fail("enroll: \(error)") }
-    return send(client, Request(id: 0, request: .enroll, method: target, hash: hash)) ? Exit.ok : Exit.failure
+    return send(client, Request(id: 0, request: .enroll, method: target, hash: hash, length: length)) ? Exit.ok : Exit.failure
+}
+
+/// Prints which unlock methods have a secret.
+private func enrollStatus(_ client: ControlClient) -> Int32 {
+    let statusLine = request(client, .status, echo: false)
+    guard let st = try? client.decode(Status.self, from: statusLine) else { fail("enroll: unreadable status: \(statusLine)") }
+    let enrolled = st.enrolled ?? []
+    for m in [UnlockMethod.pattern, .code] {
+        printLine("\(m.rawValue): \(enrolled.contains(m) ? "enrolled" : "not enrolled")")
+    }
+    return Exit.ok
 }
 
 private func send(_ client: ControlClient, _ r: Request) -> Bool {
@@ -124,21 +123,21 @@ private func send(_ client: ControlClient, _ r: Request) -> Bool {
     do { line = try client.request(r, timeout: .milliseconds(10_000)) } catch { fail("enroll: \(error)") }
     guard let header = try? client.decode(ReplyHeader.self, from: line) else { fail("enroll: unreadable reply: \(line)") }
     if let e = header.error { fail("enroll: \(e)") }
-    let name = r.method ?? "secret"
+    let name = r.method.map { $0 == .duress ? "duress code" : $0.rawValue } ?? "secret"
     printLine(r.hash == nil ? "\(name) removed" : "\(name) enrolled")
     return header.ok
 }
 
 /// Has the daemon show its enrollment screen and waits for the outcome: prints the
 /// `enrolled` or `enroll_failed` event line; 0 when enrolled.
-private func enrollOnScreen(_ client: ControlClient, _ method: String, timeout: Interval?) -> Int32 {
+private func enrollOnScreen(_ client: ControlClient, _ method: UnlockMethod, timeout: Interval?) -> Int32 {
     _ = request(client, .subscribe, echo: false)
     let line: String
-    do { line = try client.request(Request(id: 0, request: .enroll, method: method, screen: true),
+    do { line = try client.request(Request(id: 0, request: .enroll, method: SecretKind(method), screen: true),
                                    timeout: .milliseconds(10_000)) } catch { fail("enroll: \(error)") }
     guard let header = try? client.decode(ReplyHeader.self, from: line) else { fail("enroll: unreadable reply: \(line)") }
     if let e = header.error { fail("enroll: \(e)") }
-    writeError("Draw (or type) the new \(method) twice on the screen\n")
+    writeError("Draw (or type) the new \(method.rawValue) twice on the screen\n")
     let deadline = timeout.map { EventLoop.now() + $0 }
     while true {
         let left = deadline.map { $0 - EventLoop.now() }
@@ -146,10 +145,10 @@ private func enrollOnScreen(_ client: ControlClient, _ method: String, timeout: 
         do {
             guard let (event, text) = try client.nextEvent(timeout: left) else { fail("enroll: the daemon closed the connection") }
             switch event {
-            case .enrolled(let m) where m.rawValue == method:
+            case .enrolled(let m) where m == method:
                 printLine(text)
                 return Exit.ok
-            case .enrollFailed(let m, _) where m.rawValue == method:
+            case .enrollFailed(let m, _) where m == method:
                 printLine(text)
                 return Exit.failure
             default:

@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockCommandLine
 import TouchlockConfig
 import TouchlockCore
 import TouchlockRender
@@ -7,48 +8,20 @@ import TouchlockSystem
 /// `touchlockctl preview --screen pattern|code --state STATE --size WxH --out FILE.png
 /// [-C FILE]... [--dpi N]`: draws a lock screen in a given state with the configured
 /// theme, without a display, a touchscreen or a daemon.
-func previewCommand(_ args: [String]) -> Int32 {
-    func usage(_ why: String) -> Int32 {
-        StandardStreams.error("""
-            touchlockctl: preview: \(why)
-            usage: touchlockctl preview --screen pattern|code --state STATE --size WxH --out FILE.png [-C FILE]... [--dpi N]
-              pattern states: \(Preview.states(of: .pattern).joined(separator: ", "))
-              code states:    \(Preview.states(of: .code).joined(separator: ", ")) (K: digits entered)
-            """)
-        return 64
+func previewCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
+    let p = invocation.parsed
+    let screen = try invocation.value("screen") { v throws(UsageError) in
+        guard let s = Preview.Screen(rawValue: v) else { throw UsageError("expected pattern or code, found '\(v)'") }
+        return s
+    } ?? .pattern
+    let state = p.value("state") ?? "idle"
+    let size = try invocation.value("size", Commands.size) ?? Size(width: 1280, height: 800)
+    let configFiles = p.values("config")
+    let dpi = try invocation.value("dpi") { v throws(UsageError) in
+        guard let d = Double(v), (30...1000).contains(d) else { throw UsageError("expected 30 to 1000, found '\(v)'") }
+        return d
     }
-    var screen = Preview.Screen.pattern
-    var state = "idle"
-    var size = Size(width: 1280, height: 800)
-    var out: String?
-    var configFiles: [String] = []
-    var dpi: Double?
-    var i = 0
-    while i < args.count {
-        let a = args[i]
-        guard i + 1 < args.count else { return usage("\(a) needs a value") }
-        let v = args[i + 1]
-        switch a {
-        case "--screen":
-            guard let s = Preview.Screen(rawValue: v) else { return usage("--screen: expected pattern or code, found '\(v)'") }
-            screen = s
-        case "--state": state = v
-        case "--size":
-            let p = v.split(separator: "x")
-            guard p.count == 2, let w = Int(p[0]), let h = Int(p[1]), (64...8192).contains(w), (64...8192).contains(h) else {
-                return usage("--size: expected WxH, found '\(v)'")
-            }
-            size = Size(width: w, height: h)
-        case "--out": out = v
-        case "-C", "--config": configFiles.append(v)
-        case "--dpi":
-            guard let d = Double(v), (30...1000).contains(d) else { return usage("--dpi: expected 30 to 1000, found '\(v)'") }
-            dpi = d
-        default: return usage("unknown option '\(a)'")
-        }
-        i += 2
-    }
-    guard let out else { return usage("--out FILE.png is required") }
+    guard let out = p.value("out") else { throw invocation.usageError("--out FILE.png is required") }
     var config = Config()
     do { try ConfigFiles.load(configFiles, into: &config) } catch {
         StandardStreams.error("touchlockctl: preview: \(error)")
@@ -57,7 +30,7 @@ func previewCommand(_ args: [String]) -> Int32 {
     let density = Density(screen: size, physicalMillimetres: nil, override: dpi ?? config.screens.dpi)
     let lock: LockScreen
     do { lock = try Preview.lockScreen(config: config, screen: screen, state: state, size: size, density: density) } catch {
-        return usage("\(error)")
+        throw invocation.usageError("\(error)")
     }
     let shadow = ShadowBuffer(size: size)
     let renderer = Renderer(shadow: shadow)

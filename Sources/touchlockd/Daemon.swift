@@ -187,7 +187,7 @@ final class Daemon {
                     var error: String?
                     switch result {
                     case .success(let hash):
-                        error = self.store.setSecret(method.rawValue, hash: hash)?.message
+                        error = self.store.setSecret(SecretKind(method), hash: hash)?.message
                     case .failure(let why):
                         Log.error("cannot hash the enrolled \(method.rawValue): \(why)")
                         error = "cannot hash it: \(why)"
@@ -304,12 +304,12 @@ final class Daemon {
                 frames: presenter.framesPresented)
     }
 
-    /// Stores (or with nil removes) the hash of the secret named by `method`.
-    func enroll(_ method: String, _ hash: String?) -> ControlError? {
+    /// Stores (or with nil removes) the hash of the secret `kind`.
+    func enroll(_ kind: SecretKind, _ hash: String?) -> ControlError? {
         if let hash, !SecretHash.isUsable(hash) {
             return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
         }
-        return store.setSecret(method, hash: hash)
+        return store.setSecret(kind, hash: hash)
     }
 
     func clientGone(_ serial: Int) {

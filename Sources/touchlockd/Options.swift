@@ -1,9 +1,10 @@
+import TouchlockCommandLine
 import TouchlockCore
 
 /// Command-line options of touchlockd.
 struct Options {
-    enum DisplayChoice: String { case auto, drm, headless }
-    enum InputChoice: String { case auto, evdev, replay }
+    enum DisplayChoice: String, CaseIterable { case auto, drm, headless }
+    enum InputChoice: String, CaseIterable { case auto, evdev, replay }
 
     var configFiles: [String] = []
     /// Prefix of /usr/share/touchlock and /etc/touchlock (tests, images).
@@ -19,65 +20,80 @@ struct Options {
     var verbose = false
     var checkConfig = false
 
-    static let usage = """
-    usage: touchlockd [options]
-      -C FILE              read settings from FILE after /usr/share/touchlock and
-                           /etc/touchlock (may be given several times; later wins)
-      --config-root DIR    look for those two directories under DIR
-      --display MODE       auto (default), drm, headless
-      --input MODE         auto (default), evdev, replay
-      --replay FILE        an evemu recording to play as the touch input
-      --size WxH           headless screen size (default 1280x800)
-      --out DIR            headless: write every frame shown as DIR/frame-NNNNN.png
-      --socket PATH        control socket (default /run/touchlock/touchlock.sock)
-      --state FILE         lockout and secrets (default /var/lib/touchlock/state)
-      --once               exit 0 at the first unlock
-      --check-config       print the merged settings and exit
-      -v, --verbose        debug logging
-    """
+    static let command = CommandSpec(
+        "touchlockd", summary: "the touch lock screen daemon",
+        about: """
+            Shows a pattern lock or a code pad on the KMS display, reads the touchscreens
+            with libevdev, and tells clients of the control socket when the device is
+            unlocked (touchlockctl is such a client).
+            """,
+        options: [
+            OptionSpec("config", short: "C", value: "FILE", help: """
+                read settings from FILE after /usr/share/touchlock and
+                /etc/touchlock (may be given several times; later wins)
+                """),
+            OptionSpec("config-root", value: "DIR", help: "look for those two directories under DIR"),
+            OptionSpec("display", value: "MODE", help: "auto (default), drm, headless"),
+            OptionSpec("input", value: "MODE", help: """
+                auto (default), evdev: the touchscreens; replay: the
+                --replay recording, else the bundled demo (auto never
+                replays anything)
+                """),
+            OptionSpec("replay", value: "FILE", help: "an evemu recording to play as the touch input\n(implies --input replay)"),
+            OptionSpec("size", value: "WxH", help: "headless screen size (default 1280x800)"),
+            OptionSpec("out", value: "DIR", help: "headless: write every frame shown as DIR/frame-NNNNN.png"),
+            OptionSpec("socket", value: "PATH", help: "control socket (default /run/touchlock/touchlock.sock)"),
+            OptionSpec("state", value: "FILE", help: "lockout and secrets (default /var/lib/touchlock/state)"),
+            .flag("once", help: "exit 0 at the first unlock"),
+            .flag("check-config", help: "print the merged settings and exit"),
+            .flag("verbose", short: "v", help: "debug logging"),
+        ],
+        footer: """
+            Exit status: 0 when stopped (SIGTERM, SIGINT), after the first unlock with --once,
+            and for --check-config, --help and --version; 1 when it cannot start (a bad
+            config file or state file, no display, no input, no control socket); 64 on a
+            usage error.
+            """)
 
-    struct UsageError: Error, CustomStringConvertible { var description: String }
-
-    static func parse(_ args: [String]) throws(UsageError) -> Options {
+    /// The options of `arguments` (without the program's name), or what to print instead.
+    static func parse(_ arguments: [String]) throws(EarlyExit) -> Options {
+        let invocation = try CommandLineParser.parse(arguments, program: command).invocation()
+        let p = invocation.parsed
         var o = Options()
-        var i = 0
-        func value(_ flag: String) throws(UsageError) -> String {
-            i += 1
-            guard i < args.count else { throw UsageError(description: "\(flag) needs a value") }
-            return args[i]
+        do {
+            o.configFiles = p.values("config")
+            o.configRoot = p.value("config-root") ?? ""
+            o.display = try p.value("display") { v throws(UsageError) in try choice(v, of: DisplayChoice.self) } ?? .auto
+            o.input = try p.value("input") { v throws(UsageError) in try choice(v, of: InputChoice.self) } ?? .auto
+            o.replayPath = p.value("replay")
+            if o.replayPath != nil && o.input == .auto { o.input = .replay }
+            o.headlessSize = try p.value("size", size) ?? o.headlessSize
+            o.headlessOut = p.value("out")
+            o.socketPath = p.value("socket")
+            o.statePath = p.value("state")
+            o.once = p.flag("once")
+            o.checkConfig = p.flag("check-config")
+            o.verbose = p.flag("verbose")
+        } catch {
+            throw invocation.usageError(error.message)
         }
-        while i < args.count {
-            let a = args[i]
-            switch a {
-            case "-C", "--config": o.configFiles.append(try value(a))
-            case "--config-root": o.configRoot = try value(a)
-            case "--display":
-                let v = try value(a)
-                guard let d = DisplayChoice(rawValue: v) else { throw UsageError(description: "--display: unknown mode '\(v)'") }
-                o.display = d
-            case "--input":
-                let v = try value(a)
-                guard let m = InputChoice(rawValue: v) else { throw UsageError(description: "--input: unknown mode '\(v)'") }
-                o.input = m
-            case "--replay": o.replayPath = try value(a); if o.input == .auto { o.input = .replay }
-            case "--size":
-                let v = try value(a)
-                let p = v.split(separator: "x")
-                guard p.count == 2, let w = Int(p[0]), let h = Int(p[1]), w >= 64, h >= 64, w <= 8192, h <= 8192 else {
-                    throw UsageError(description: "--size: expected WxH, found '\(v)'")
-                }
-                o.headlessSize = Size(width: w, height: h)
-            case "--out": o.headlessOut = try value(a)
-            case "--socket": o.socketPath = try value(a)
-            case "--state": o.statePath = try value(a)
-            case "--once": o.once = true
-            case "--check-config": o.checkConfig = true
-            case "-v", "--verbose": o.verbose = true
-            case "-h", "--help": throw UsageError(description: usage)
-            default: throw UsageError(description: "unknown option '\(a)'\n\(usage)")
-            }
-            i += 1
+        if o.replayPath != nil && o.input != .replay {
+            throw invocation.usageError("--replay goes with --input replay, not --input \(o.input.rawValue)")
         }
         return o
+    }
+
+    static func choice<T: RawRepresentable & CaseIterable>(_ v: String, of: T.Type) throws(UsageError) -> T
+    where T.RawValue == String {
+        guard let c = T(rawValue: v) else {
+            throw UsageError("expected \(T.allCases.map(\.rawValue).joined(separator: ", ")), found '\(v)'")
+        }
+        return c
+    }
+
+    /// "WxH", each side 64 to 8192 pixels.
+    static func size(_ v: String) throws(UsageError) -> Size {
+        let (w, h) = try OptionValue.pair(v, "WxH", in: 64...8192)
+        return Size(width: w, height: h)
     }
 }

@@ -54,17 +54,16 @@ final class StateStore {
         return nil
     }
 
-    /// Stores (or with nil removes) the hash of the secret named by `method`.
-    func setSecret(_ method: String, hash: String?) -> ControlError? {
+    /// Stores (or with nil removes) the hash of the secret `kind`.
+    func setSecret(_ kind: SecretKind, hash: String?) -> ControlError? {
         var next = stored
-        switch method {
-        case "pattern": next.patternHash = hash
-        case "code": next.codeHash = hash
-        case "duress": next.duressHash = hash
-        default: return ControlError(.badValue, "unknown method \"\(method)\" (pattern, code, duress)")
+        switch kind {
+        case .pattern: next.patternHash = hash
+        case .code: next.codeHash = hash
+        case .duress: next.duressHash = hash
         }
         if let error = write(next) {
-            Log.error("cannot store the \(method) secret in \(path): \(error)")
+            Log.error("cannot store the \(kind.rawValue) secret in \(path): \(error)")
             return ControlError(.storeFailed, "cannot write \(path): \(error)")
         }
         return nil

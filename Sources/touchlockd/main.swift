@@ -97,7 +97,7 @@ func main() {
 
     let options: Options
     do { options = try Options.parse(Array(CommandLine.arguments.dropFirst())) } catch {
-        fail(error.description, code: 2)
+        error.finish()
     }
     if options.verbose { Log.threshold = .debug }
 

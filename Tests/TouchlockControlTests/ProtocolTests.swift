@@ -66,7 +66,7 @@ import TouchlockCore
         #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == nil)
         _ = try lock.beginEnrollment(.pattern, hasSecret: false, at: Instant(microseconds: 0))
         #expect(Status(lock, screen: Size(width: 300, height: 300)).enrolling == .pattern)
-        let r = try e.encode(Request(id: 3, request: .enroll, method: "code", screen: true))
+        let r = try e.encode(Request(id: 3, request: .enroll, method: .code, screen: true))
         #expect(String(decoding: r, as: UTF8.self) == "{\"id\":3,\"method\":\"code\",\"request\":\"enroll\",\"screen\":true}")
     }
 
@@ -84,5 +84,39 @@ import TouchlockCore
         e.outputFormatting = [.sortedKeys]
         let text = String(decoding: try e.encode(st), as: UTF8.self)
         #expect(text.contains("\"showing\":\"code\"") && text.contains("\"toggle\":["))
+    }
+
+    @Test func enrollRequestsAreDecodedOnceIntoWhatToDo() throws {
+        func enrollment(_ method: String?, hash: String? = nil, length: Int? = nil, screen: Bool? = nil) throws(ControlError) -> EnrollRequest {
+            try EnrollRequest(method: method, hash: hash, length: length, screen: screen)
+        }
+        #expect(try enrollment("pattern", hash: "$y$p") == .store(.pattern, hash: "$y$p", length: nil))
+        #expect(try enrollment("duress", hash: "$y$d", length: 6) == .store(.duress, hash: "$y$d", length: 6))
+        #expect(try enrollment("code") == .remove(.code))
+        #expect(try enrollment("code", screen: true) == .onScreen(.code))
+        #expect(throws: ControlError(.badRequest, "missing \"method\"")) { try enrollment(nil, hash: "$y$p") }
+        #expect(throws: ControlError(.badValue, "unknown method \"pin\" (pattern, code, duress)")) { try enrollment("pin") }
+        #expect(throws: ControlError(.badValue, "the duress code is not enrolled on the screen (pattern, code)")) {
+            try enrollment("duress", screen: true)
+        }
+        #expect(throws: ControlError(.badRequest, "\"screen\" takes no \"hash\" and no \"length\"")) {
+            try enrollment("code", hash: "$y$c", screen: true)
+        }
+        // A code's hash comes with its length, which the rules allow.
+        #expect(throws: ControlError(.badValue, "missing \"length\": a code comes with its number of digits, so that one the pad cannot take is refused")) {
+            try enrollment("code", hash: "$y$c")
+        }
+        #expect(throws: ControlError(.badValue, "a code has at least 4 digits and at most 12; this one has 13")) {
+            try enrollment("duress", hash: "$y$c", length: 13)
+        }
+        #expect(throws: ControlError(.badRequest, "\"length\" is a code's number of digits; a pattern has none")) {
+            try enrollment("pattern", hash: "$y$p", length: 4)
+        }
+        // On the wire: the method as its name, the length beside the hash.
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let line = try e.encode(Request(id: 1, request: .enroll, method: .duress, hash: "$y$d", length: 4))
+        #expect(String(decoding: line, as: UTF8.self)
+                == #"{"hash":"$y$d","id":1,"length":4,"method":"duress","request":"enroll"}"#)
     }
 }

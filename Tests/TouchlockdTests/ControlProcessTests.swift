@@ -52,6 +52,47 @@ private let screen = Size(width: 640, height: 400)
         #expect(r.status == 0 && r.output.contains("\"p99\":"), "\(r.output)")
     }
 
+    @Test func aCodeThePadCannotTakeIsRefusedByTouchlockctlAndByTheDaemon() throws {
+        let d = try DaemonProcess(config: "unlock_method = both\ncode_length = 4\n")
+        try d.start(replay: nil)
+        #expect(try d.status().code?.length == 4)
+
+        // touchlockctl refuses before hashing, naming both lengths.
+        var r = try d.ctl(["enroll", "code"], input: "123456\n123456\n")
+        #expect(r.status == 1 && r.output.contains("6-digit code") && r.output.contains("4 boxes"), "\(r.output)")
+        r = try d.ctl(["enroll", "code", "--duress"], input: "123456\n123456\n")
+        #expect(r.status == 1 && r.output.contains("6-digit code") && r.output.contains("4 boxes"), "\(r.output)")
+        #expect(!(d.stateText ?? "").contains("code_hash") && !(d.stateText ?? "").contains("duress_hash"))
+
+        // The daemon refuses it itself: a request with another length, or with none.
+        var six = Array("code:123456".utf8)
+        let hash = try SecretHash.make(&six)
+        let c = try d.client()
+        func enroll(_ kind: SecretKind, length: Int?) throws -> ControlError? {
+            let line = try c.request(Request(id: 7, request: .enroll, method: kind, hash: hash, length: length),
+                                     timeout: .milliseconds(10_000))
+            return try c.decode(ReplyHeader.self, from: line).error
+        }
+        for kind in [SecretKind.code, .duress] {
+            let wrong = try enroll(kind, length: 6)
+            #expect(wrong?.code == .badValue && wrong?.message.contains("6-digit code") == true
+                    && wrong?.message.contains("4 boxes") == true, "\(String(describing: wrong))")
+            let missing = try enroll(kind, length: nil)
+            #expect(missing?.code == .badValue && missing?.message.contains("missing \"length\"") == true,
+                    "\(String(describing: missing))")
+        }
+        #expect(!(d.stateText ?? "").contains("code_hash") && !(d.stateText ?? "").contains("duress_hash"))
+        #expect(try d.status().enrolled == [])
+
+        // A code as long as the pad is taken.
+        r = try d.ctl(["enroll", "code"], input: "2580\n2580\n")
+        #expect(r.status == 0 && r.output == "code enrolled\n", "\(r.output)")
+        r = try d.ctl(["enroll", "code", "--duress", "--socket=\(d.socketPath)"], input: "1397\n1397\n")
+        #expect(r.status == 0 && r.output == "duress code enrolled\n", "\(r.output)")
+        #expect((d.stateText ?? "").contains("code_hash = $y$") && (d.stateText ?? "").contains("duress_hash = $y$"))
+        #expect(try d.status().enrolled == [.code])
+    }
+
     @Test func enrollingAPatternDrawnTwiceOnTheScreen() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         // The replay draws the same pattern twice, 3 s after it starts (a lone SYN at 0

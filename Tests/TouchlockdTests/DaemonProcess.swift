@@ -181,3 +181,28 @@ extension DaemonProcess {
         return try run(prefix + [Self.ctl, "--socket", socketPath] + args, input: input, in: dir)
     }
 }
+
+/// Runs a program to its end with `input` on its standard input; its exit status and
+/// what it wrote on each stream, apart.
+func runApart(_ args: [String], input: String = "", in dir: String) throws -> (status: Int32, output: String, errors: String) {
+    let inPath = dir + "/stdin", outPath = dir + "/stdout", errPath = dir + "/stderr"
+    try DurableFile.replace(inPath, with: Array(input.utf8), mode: 0o644)
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, inPath, O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let cargs = args.map { strdup($0) } + [nil]
+    let cenv = [strdup("PATH=/usr/bin:/bin"), nil]
+    defer { cargs.forEach { free($0) }; cenv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let r = posix_spawn(&pid, args[0], &actions, nil, cargs, cenv)
+    guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), args[0]) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    func text(_ path: String) -> String {
+        (try? DurableFile.read(path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+    return ((status >> 8) & 0xff, text(outPath), text(errPath))
+}

@@ -1,0 +1,134 @@
+import TouchlockCommandLine
+import TouchlockControl
+import TouchlockCore
+
+/// touchlockctl's commands and their options, declared once: the parser, the help and
+/// the usage errors come from here.
+enum Commands {
+    static let socket = OptionSpec("socket", value: "PATH", help: """
+        the control socket (default: $\(ControlProtocol.socketEnvironmentVariable),
+        else \(ControlProtocol.defaultSocketPath))
+        """)
+    static let timeout = OptionSpec("timeout", value: "SEC", help: "give up after SEC seconds (exit 1)")
+
+    static let exitStatus = """
+        Exit status: 0 on success; 1 on failure (daemon unreachable, timeout, disconnect,
+        error reply, bad input on standard input); 64 on a usage error.
+        """
+
+    static let program = CommandSpec(
+        "touchlockctl", summary: "the client of touchlockd",
+        about: "Talks to touchlockd over its control socket, and makes what its config needs.",
+        options: [socket],
+        subcommands: [
+            CommandSpec("status", summary: "print the daemon's status as one JSON line",
+                        options: [socket], footer: exitStatus),
+            CommandSpec("wait-unlock", summary: "wait for the next unlock; print its event line",
+                        options: [socket, timeout], footer: exitStatus),
+            CommandSpec("subscribe", summary: "print every event line until the daemon goes away",
+                        options: [socket], footer: exitStatus),
+            CommandSpec("lock", summary: "lock the device again (after an unlock)",
+                        options: [socket], footer: exitStatus),
+            CommandSpec("metrics", summary: "print the daemon's latency figures as one JSON line",
+                        options: [socket], footer: exitStatus),
+            enroll,
+            CommandSpec("hash-pattern", summary: "print the salted hash of a pattern read on standard input",
+                        about: """
+                            Reads a pattern on standard input (node numbers from 0, row by row from the
+                            top left, separated by '-' or ',', e.g. 0-1-2-5-8) and prints its salted
+                            hash for the pattern_hash setting. The pattern never appears on a command line.
+                            """,
+                        options: [OptionSpec("grid", value: "RxC", help: "the grid's rows and columns, 2 to 9 each (default 3x3)")],
+                        footer: exitStatus),
+            CommandSpec("hash-code", summary: "print the salted hash of a code read on standard input",
+                        about: """
+                            Reads a code on standard input (\(CodeRules.lengths.lowerBound) to \
+                            \(CodeRules.lengths.upperBound) digits) and prints its salted hash for the
+                            code_hash setting; set code_length to its number of digits.
+                            """,
+                        footer: exitStatus),
+            CommandSpec("replay", summary: "decode an evemu recording through the touch assembler (no daemon)",
+                        about: """
+                            Decodes RECORDING through the daemon's touch assembler and prints protocol,
+                            frames, sessions and every touch as one JSON object.
+                            """,
+                        options: [
+                            OptionSpec("desc", value: "DESCRIPTION", help: "the device's description, from another recording"),
+                            OptionSpec("quirk", value: "QUIRK", help: "an input quirk (may be given several times)"),
+                            .flag("json", help: "print JSON (the only output; required)"),
+                        ],
+                        arguments: [ArgumentSpec("RECORDING", help: "an evemu recording")],
+                        footer: exitStatus),
+            CommandSpec("preview", summary: "draw a lock screen in a state as a PNG, without hardware",
+                        about: """
+                            Draws a lock screen in a given state with the configured theme, without a
+                            display, a touchscreen or a daemon.
+                              pattern states: \(Preview.states(of: .pattern).joined(separator: ", "))
+                              code states:    \(Preview.states(of: .code).joined(separator: ", ")) (K: digits entered)
+                            """,
+                        options: [
+                            OptionSpec("screen", value: "SCREEN", help: "pattern (default) or code"),
+                            OptionSpec("state", value: "STATE", help: "the state to draw (default idle)"),
+                            OptionSpec("size", value: "WxH", help: "the screen's size (default 1280x800)"),
+                            OptionSpec("out", value: "FILE.png", help: "where to write the picture (required)"),
+                            OptionSpec("config", short: "C", value: "FILE", help: "read settings from FILE (may be given several times)"),
+                            OptionSpec("dpi", value: "N", help: "dots per inch of the panel, 30 to 1000"),
+                        ],
+                        footer: exitStatus),
+        ],
+        footer: exitStatus)
+
+    static let enroll = CommandSpec(
+        "enroll", summary: "enroll or remove a secret (root), or say which are enrolled",
+        usage: [
+            "pattern|code [--duress]",
+            "pattern|code --screen [--timeout SEC]",
+            "--remove pattern|code [--duress]",
+            "--status",
+        ],
+        about: """
+            Reads the secret twice on standard input (a pattern as node numbers, e.g.
+            0-1-2-5-8; a code as digits), one per line (on a terminal, without echo),
+            checks it against the daemon's screen, hashes it here and sends only the hash.
+            With --screen, the daemon shows its enrollment screen and the secret is drawn
+            (typed) twice there. A code has as many digits as the daemon's pad has boxes.
+            """,
+        options: [
+            socket,
+            .flag("duress", help: "the duress code (unlocks, and tells subscribers)"),
+            .flag("remove", help: "remove the secret"),
+            .flag("status", help: "say which secrets are enrolled"),
+            .flag("screen", help: "draw (type) the secret on the daemon's screen;\nprint the enrolled or enroll_failed event"),
+            OptionSpec("timeout", value: "SEC", help: "with --screen: give up after SEC seconds"),
+        ],
+        arguments: [ArgumentSpec("SECRET", optional: true, choices: ["pattern", "code"], help: "which secret: pattern or code")],
+        footer: exitStatus)
+
+    /// A number of seconds, 0 or more.
+    static func seconds(_ text: String) throws(UsageError) -> Interval {
+        guard let s = Double(text), s.isFinite, s >= 0, s < 1e9 else {
+            throw UsageError("expected a number of seconds, found '\(text)'")
+        }
+        return Interval(microseconds: Int64(s * 1_000_000))
+    }
+
+    /// "WxH", each side 64 to 8192 pixels.
+    static func size(_ v: String) throws(UsageError) -> Size {
+        let (w, h) = try OptionValue.pair(v, "WxH", in: 64...8192)
+        return Size(width: w, height: h)
+    }
+}
+
+extension Invocation {
+    /// The socket named on the command line (after or before the command), else in the
+    /// environment, else the default.
+    var socket: String {
+        parsed.value("socket") ?? global.value("socket") ?? getenvString(ControlProtocol.socketEnvironmentVariable)
+            ?? ControlProtocol.defaultSocketPath
+    }
+
+    /// The option's value through `convert`; a bad value is a usage error of this command.
+    func value<T>(_ name: String, _ convert: (String) throws(UsageError) -> T) throws(EarlyExit) -> T? {
+        do { return try parsed.value(name, convert) } catch { throw usageError(error.message) }
+    }
+}

@@ -1,0 +1,86 @@
+import Glibc
+import Testing
+import TouchlockCommandLine
+import TouchlockSystem
+
+/// The built binaries' command lines, as a user (or a script) meets them.
+@Suite final class CommandLineProcessTests {
+    let dir: String
+    init() throws {
+        var template = Array("/tmp/touchlock-cli-test.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", .current) }
+        dir = String(cString: made)
+    }
+    deinit { _ = system("rm -rf '\(dir)'") }
+
+    func daemon(_ args: [String]) throws -> (status: Int32, output: String, errors: String) {
+        try runApart([DaemonProcess.binary] + args, in: dir)
+    }
+
+    func ctl(_ args: [String], input: String = "") throws -> (status: Int32, output: String, errors: String) {
+        try runApart([DaemonProcess.ctl] + args, input: input, in: dir)
+    }
+
+    @Test func helpGoesToStandardOutputAndExitsZeroForEveryCommand() throws {
+        for (r, name) in [(try daemon(["--help"]), "touchlockd"), (try daemon(["-h"]), "touchlockd"),
+                          (try ctl(["--help"]), "touchlockctl"), (try ctl(["-h"]), "touchlockctl")] {
+            #expect(r.status == 0 && r.errors.isEmpty, "\(name): \(r)")
+            #expect(r.output.hasPrefix("usage: \(name) [options]"), "\(r.output)")
+            #expect(r.output.contains("Exit status: 0 "), "\(r.output)")
+        }
+        for command in ["status", "wait-unlock", "subscribe", "lock", "metrics", "enroll", "hash-pattern", "hash-code",
+                        "replay", "preview"] {
+            // Without a daemon, and before any other check of the command line.
+            let r = try ctl(["--socket", dir + "/nothing.sock", command, "--help"])
+            #expect(r.status == 0 && r.errors.isEmpty, "\(command): \(r)")
+            #expect(r.output.hasPrefix("usage: touchlockctl \(command)"), "\(command): \(r.output)")
+            #expect(r.output.contains("-h, --help"), "\(command): \(r.output)")
+        }
+    }
+
+    @Test func usageErrorsAreOneLineAndAHintOnStandardErrorWithStatus64() throws {
+        let cases: [(result: (status: Int32, output: String, errors: String), errors: String)] = [
+            (try daemon(["--bogus"]), "touchlockd: unknown option '--bogus'\nTry 'touchlockd --help'.\n"),
+            (try daemon(["--display", "vga"]),
+             "touchlockd: --display: expected auto, drm, headless, found 'vga'\nTry 'touchlockd --help'.\n"),
+            (try daemon(["--size=10x10"]),
+             "touchlockd: --size: expected WxH (64 to 8192 each), found '10x10'\nTry 'touchlockd --help'.\n"),
+            (try ctl(["enroll", "--x"]), "touchlockctl: enroll: unknown option '--x'\nTry 'touchlockctl enroll --help'.\n"),
+            (try ctl(["enroll", "pin"]),
+             "touchlockctl: enroll: SECRET: expected pattern or code, found 'pin'\nTry 'touchlockctl enroll --help'.\n"),
+            (try ctl(["enroll", "pattern", "--duress"]),
+             "touchlockctl: enroll: only a code can be a duress code\nTry 'touchlockctl enroll --help'.\n"),
+            (try ctl(["hash-code", "--x"]), "touchlockctl: hash-code: unknown option '--x'\nTry 'touchlockctl hash-code --help'.\n"),
+            (try ctl(["hash-pattern", "--grid", "1x3"]),
+             "touchlockctl: hash-pattern: --grid: expected ROWSxCOLUMNS (2 to 9 each), found '1x3'\nTry 'touchlockctl hash-pattern --help'.\n"),
+            (try ctl(["preview", "--out"]),
+             "touchlockctl: preview: --out needs a value (FILE.png)\nTry 'touchlockctl preview --help'.\n"),
+            (try ctl(["wait-unlock", "--timeout=soon"]),
+             "touchlockctl: wait-unlock: --timeout: expected a number of seconds, found 'soon'\nTry 'touchlockctl wait-unlock --help'.\n"),
+            (try ctl(["replay"]), "touchlockctl: replay: missing RECORDING\nTry 'touchlockctl replay --help'.\n"),
+            (try ctl([]), "touchlockctl: no command given\nTry 'touchlockctl --help'.\n"),
+            (try ctl(["frob"]), "touchlockctl: unknown command 'frob'\nTry 'touchlockctl --help'.\n"),
+        ]
+        for (r, errors) in cases {
+            #expect(r.status == 64 && r.output.isEmpty && r.errors == errors, "\(r)")
+        }
+    }
+
+    @Test func bothBinariesSayTheSameVersion() throws {
+        let d = try daemon(["--version"]), c = try ctl(["--version"])
+        #expect(d.status == 0 && d.output == "touchlockd \(TouchlockVersion.current)\n" && d.errors.isEmpty)
+        #expect(c.status == 0 && c.output == "touchlockctl \(TouchlockVersion.current)\n" && c.errors.isEmpty)
+    }
+
+    @Test func hashCodeTakesTheSameCodesAsThePad() throws {
+        var r = try ctl(["hash-code"], input: "123\n")
+        #expect(r.status == 1 && r.output.isEmpty
+                && r.errors == "touchlockctl: hash-code: a code has at least 4 digits and at most 12; this one has 3\n")
+        r = try ctl(["hash-code"], input: "1234567890123\n")
+        #expect(r.status == 1 && r.errors.contains("this one has 13"))
+        r = try ctl(["hash-code"], input: "12a4\n")
+        #expect(r.status == 1 && r.errors.contains("digits only"))
+        r = try ctl(["hash-code"], input: "2580\n")
+        #expect(r.status == 0 && r.output.hasPrefix("$y$") && r.errors.contains("code_length = 4"), "\(r)")
+    }
+}
