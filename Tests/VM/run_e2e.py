@@ -340,6 +340,15 @@ def stroke(nodes, pattern, lift):
     return cmds
 
 
+def background_client(guest, socket, command):
+    """Runs `command` (a touchlockctl on `socket`) in the background and returns once the
+    daemon's socket has one more connection, so what the test does next is not over
+    before the client is there to see it (the guest may be slow on a loaded host)."""
+    count = f"$(grep -c '{socket}$' /proc/net/unix)"
+    guest.run(f"n={count}; {command} i=0; while [ {count} -le $n ] && [ $i -lt 200 ];"
+              f" do usleep 50000; i=$((i+1)); done; [ {count} -gt $n ]")
+
+
 def inject(guest, cmds, marker):
     """Sends touchinject commands through the guest's fifo (fd 3), in short shell lines,
     and waits until touchinject has written them all."""
@@ -516,7 +525,7 @@ class Run:
         print(f"vm-e2e: screen {w}x{h}, node radius {status['pattern'].get('node_radius')}", flush=True)
         guest.run(f"echo 'size {w} {h}' >&3")
         events_since = guest.mark()
-        guest.run(f"touchlockctl --socket {SOCKET} subscribe </dev/null >/dev/console 2>&1 &")
+        background_client(guest, SOCKET, f"touchlockctl --socket {SOCKET} subscribe </dev/null >/dev/console 2>&1 &")
 
         def idle():
             img = poll_screen(guest, nodes, RIGHT, "idle", 10)
@@ -541,8 +550,8 @@ class Run:
         drawing_done = {}
 
         def drawing():
-            guest.run(f"(touchlockctl --socket {SOCKET} wait-unlock; echo \"@@wait-unlock $?\")"
-                      " </dev/null >/dev/console 2>&1 &")
+            background_client(guest, SOCKET, f"(touchlockctl --socket {SOCKET} wait-unlock; echo \"@@wait-unlock $?\")"
+                              " </dev/null >/dev/console 2>&1 &")
             drawing_done["since"] = guest.mark()
             drawing_done["started"] = True
             inject(guest, stroke(nodes, RIGHT, lift=False), "@@right-stroke")
@@ -588,8 +597,8 @@ class Run:
             if len(boxes) != len(CODE) or sorted(keys) != sorted([str(d) for d in range(10)] + ["delete", "ok"]):
                 raise CheckFailed(f"status code pad: {len(boxes)} boxes, keys {sorted(keys)}")
             since = guest.mark()
-            guest.run(f"(touchlockctl --socket {SOCKET_CODE} wait-unlock; echo \"@@code-wait-unlock $?\")"
-                      " </dev/null >/dev/console 2>&1 &")
+            background_client(guest, SOCKET_CODE, f"(touchlockctl --socket {SOCKET_CODE} wait-unlock;"
+                              " echo \"@@code-wait-unlock $?\") </dev/null >/dev/console 2>&1 &")
 
             def tap(d):
                 x, y = keys[str(d)]
@@ -677,8 +686,8 @@ class Run:
 
         def unlock_with(cmds, marker, socket=SOCKET):
             since = guest.mark()
-            guest.run(f"(touchlockctl --socket {socket} wait-unlock --timeout 20; echo \"@@wait-unlock $?\")"
-                      " </dev/null >/dev/console 2>&1 &")
+            background_client(guest, socket, f"(touchlockctl --socket {socket} wait-unlock --timeout 20;"
+                              " echo \"@@wait-unlock $?\") </dev/null >/dev/console 2>&1 &")
             inject(guest, cmds, marker)
             m, _, _ = guest.expect(r"^@@wait-unlock (\d+)$", 25, since, what="wait-unlock to exit")
             if m.group(1) != "0":
@@ -792,7 +801,7 @@ class Run:
             if status().get("enrolled") != ["pattern"]:
                 raise CheckFailed("status does not list the enrolled pattern")
             shots["idle"] = poll_screen(guest, nodes, RIGHT, "idle", 5)
-            guest.run(f"{ctl} subscribe </dev/null >/dev/console 2>&1 &")
+            background_client(guest, SOCKET_ENROLL, f"{ctl} subscribe </dev/null >/dev/console 2>&1 &")
 
         def lockout():
             if "idle" not in shots:
