@@ -164,6 +164,12 @@ public final class ControlClient {
         try codec.decode(type, from: Array(line.utf8))
     }
 
+    /// `value` as the server would write it, without the newline.
+    public func line<T: Encodable>(of value: T) -> String {
+        guard let bytes = try? codec.line(value) else { return "" }
+        return String(decoding: bytes.dropLast(), as: UTF8.self)
+    }
+
     // MARK: -
 
     private func readRawLine(deadline: Instant?) throws(ControlClientError) -> String? {

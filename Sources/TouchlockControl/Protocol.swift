@@ -315,6 +315,9 @@ public struct Status: Codable, Hashable, Sendable {
     public var failures: Int
     /// How the session was unlocked; only while unlocked.
     public var method: UnlockMethod?
+    /// When it was unlocked (monotonic, microseconds, as the `unlocked` event's `at`);
+    /// only while unlocked.
+    public var unlockedAt: Int64?
     /// While locked out: when the next attempt is allowed (monotonic clock, microseconds).
     public var lockoutUntil: Int64?
     /// While locked out: milliseconds left.
@@ -355,9 +358,11 @@ public struct Status: Codable, Hashable, Sendable {
     public init(session: Session, screen: Size, grid: PatternGrid?, now: Instant? = nil,
                 enrolled: [UnlockMethod]? = nil) {
         var method: UnlockMethod?
-        if case .unlocked(let m, _) = session.state { method = m }
+        var at: Int64?
+        if case .unlocked(let m, let t) = session.state { method = m; at = t.microseconds }
         self.init(state: State(session.state), failures: session.failures, method: method,
                   screen: Screen(screen), pattern: grid.map(Pattern.init))
+        unlockedAt = at
         if let until = session.lockedOutUntil {
             lockoutUntil = until.microseconds
             if let now { retryAfterMilliseconds = max(0, (until - now).microseconds + 999) / 1000 }
@@ -369,6 +374,7 @@ public struct Status: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power
         case displayReason = "display_reason"
+        case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"

@@ -103,7 +103,16 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
 }
 
 func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
+    // Subscribed first, then the status, on one connection: an unlock before the status
+    // shows in it, one after it comes as an event; none is missed.
     _ = request(client, .subscribe, echo: false)
+    let statusLine = request(client, .status, echo: false)
+    if let st = try? client.decode(Status.self, from: statusLine), st.state == .unlocked,
+       let method = st.method, let at = st.unlockedAt {
+        // Already unlocked: its event, as a subscriber saw it.
+        printLine(client.line(of: Event.unlocked(method: method, at: Instant(microseconds: at))))
+        return Exit.ok
+    }
     let deadline = timeout.map { EventLoop.now() + $0 }
     while true {
         let left = deadline.map { $0 - EventLoop.now() }

@@ -136,6 +136,33 @@ private let screen = Size(width: 640, height: 400)
         #expect(try d.ctl(["enroll", "--status"]).output == "pattern: not enrolled\ncode: not enrolled\n")
     }
 
+    @Test func waitUnlockReturnsAtOnceWhenTheDeviceIsAlreadyUnlocked() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        var secret = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
+        var state = StoredState()
+        state.patternHash = try SecretHash.make(&secret)
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        let replay = d.dir + "/unlock.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5]], on: screen).utf8))
+        try d.start(replay: replay)
+        var first = try d.ctl(["wait-unlock", "--timeout", "15"])
+        #expect(first.status == 0, "\(first.output)")
+        // Unlocked already: a later wait returns at once with the same event, where a
+        // wait for the next unlock would time out.
+        let t0 = EventLoop.now()
+        let again = try d.ctl(["wait-unlock", "--timeout", "3"])
+        #expect(again.status == 0, "\(again.output)")
+        #expect(EventLoop.now() - t0 < .milliseconds(2500))
+        func eventLine(_ out: String) -> String? { out.split(separator: "\n").first { $0.contains("\"event\"") }.map(String.init) }
+        first.output = eventLine(first.output) ?? first.output
+        #expect(eventLine(again.output) == first.output)
+        #expect(first.output.contains("\"event\":\"unlocked\"") && first.output.contains("\"method\":\"pattern\""))
+        // Locked again, it waits.
+        #expect(try d.ctl(["lock"]).status == 0)
+        #expect(try d.ctl(["wait-unlock", "--timeout", "1"]).status == 1)
+    }
+
     @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
