@@ -25,9 +25,11 @@ let package = Package(
                        providers: [.apt(["libinih-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
+        // The install paths, as C string macros `make` can set (-Xcc -D...).
+        .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
         // Pure logic: frames, geometry, gesture and session machines, scene.
-        .target(name: "TouchlockCore"),
+        .target(name: "TouchlockCore", dependencies: ["CPaths"]),
         // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
         .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"]),
         .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"]),

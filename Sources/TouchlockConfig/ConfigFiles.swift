@@ -3,7 +3,8 @@ import Glibc
 import TouchlockCore
 
 /// Reads the daemon's settings with libinih, in this order, later files overriding
-/// earlier ones key by key:
+/// earlier ones key by key (the directories are `Paths.data` and `Paths.config`, by
+/// default):
 ///
 ///     /usr/share/touchlock/touchlock.conf      (the package's defaults)
 ///     /usr/share/touchlock/touchlock.conf.d/*.conf   (sorted by name)
@@ -13,7 +14,7 @@ import TouchlockCore
 ///
 /// Files under the two directories that do not exist are skipped; a -C file must exist.
 public enum ConfigFiles {
-    public static let directories = ["/usr/share/touchlock", "/etc/touchlock"]
+    public static let directories = [Paths.data, Paths.config]
 
     /// The files read, in order. `root` prefixes the two directories (for tests and
     /// images built elsewhere).

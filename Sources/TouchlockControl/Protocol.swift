@@ -14,7 +14,7 @@ import TouchlockCore
 /// "id". Keys are written sorted, so equal values give equal bytes.
 public enum ControlProtocol {
     public static let version = 1
-    public static let defaultSocketPath = "/run/touchlock/touchlock.sock"
+    public static let defaultSocketPath = Paths.socket
     /// Environment variable naming the socket for clients.
     public static let socketEnvironmentVariable = "TOUCHLOCK_SOCKET"
 }

@@ -11,11 +11,11 @@ public struct Config: Sendable {
     public var minimumLength = 4
     public var hitFactor = 0.6
     public var errorHold = Interval.milliseconds(500)
-    public var socketPath = "/run/touchlock/touchlock.sock"
+    public var socketPath = Paths.socket
     /// Members of this group may use the control socket (status, subscribe, lock).
     public var socketGroup = "touchlock"
     /// The root-only file holding the lockout record and the secrets' hashes.
-    public var statePath = "/var/lib/touchlock/state"
+    public var statePath = Paths.stateFile
     public var lockoutSchedule = LockoutSchedule.gatekeeper
     public var theme = Theme()
     /// Per-device input corrections (`[input] quirk`, may be given several times).

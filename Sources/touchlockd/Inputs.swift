@@ -46,7 +46,7 @@ final class Inputs {
     }
 
     static func bundledReplay() -> String? {
-        let p = "/usr/share/touchlock/demo-pattern.evemu"
+        let p = Paths.demoRecording
         return access(p, R_OK) == 0 ? p : nil
     }
 

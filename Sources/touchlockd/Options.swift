@@ -7,7 +7,7 @@ struct Options {
     enum InputChoice: String, CaseIterable { case auto, evdev, replay }
 
     var configFiles: [String] = []
-    /// Prefix of /usr/share/touchlock and /etc/touchlock (tests, images).
+    /// Prefix of `Paths.data` and `Paths.config` (tests, images).
     var configRoot = ""
     var display = DisplayChoice.auto
     var input = InputChoice.auto
@@ -29,8 +29,8 @@ struct Options {
             """,
         options: [
             OptionSpec("config", short: "C", value: "FILE", help: """
-                read settings from FILE after /usr/share/touchlock and
-                /etc/touchlock (may be given several times; later wins)
+                read settings from FILE after \(Paths.data) and
+                \(Paths.config) (may be given several times; later wins)
                 """),
             OptionSpec("config-root", value: "DIR", help: "look for those two directories under DIR"),
             OptionSpec("display", value: "MODE", help: "auto (default), drm, headless"),
@@ -42,8 +42,8 @@ struct Options {
             OptionSpec("replay", value: "FILE", help: "an evemu recording to play as the touch input\n(implies --input replay)"),
             OptionSpec("size", value: "WxH", help: "headless screen size (default 1280x800)"),
             OptionSpec("out", value: "DIR", help: "headless: write every frame shown as DIR/frame-NNNNN.png"),
-            OptionSpec("socket", value: "PATH", help: "control socket (default /run/touchlock/touchlock.sock)"),
-            OptionSpec("state", value: "FILE", help: "lockout and secrets (default /var/lib/touchlock/state)"),
+            OptionSpec("socket", value: "PATH", help: "control socket (default \(Paths.socket))"),
+            OptionSpec("state", value: "FILE", help: "lockout and secrets (default \(Paths.stateFile))"),
             .flag("once", help: "exit 0 at the first unlock"),
             .flag("check-config", help: "print the merged settings and exit"),
             .flag("verbose", short: "v", help: "debug logging"),
