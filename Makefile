@@ -1,0 +1,130 @@
+# Builds touchlock's release binaries (Swift runtime linked in statically) and installs
+# them with everything a system needs around them.
+#
+#   make                                    build, and generate the files to install
+#   make install PREFIX=/usr DESTDIR=/tmp/root
+#   make uninstall PREFIX=/usr
+#
+# The directories the binaries read and write are fixed here, at build time: they are
+# passed to the compiler as -Xcc -DTOUCHLOCK_...DIR (Modules/CPaths/shim.h has the
+# defaults, those of PREFIX=/usr), and the unit, tmpfiles.d and the man pages, written
+# with those defaults, are rewritten to match. Change PREFIX (or SYSCONFDIR,
+# RUNSTATEDIR, LOCALSTATEDIR) and run `make` again before `make install`.
+# touchlock-bench is a development tool and is not installed.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+DATAROOTDIR ?= $(PREFIX)/share
+MANDIR ?= $(DATAROOTDIR)/man
+DOCDIR ?= $(DATAROOTDIR)/doc/touchlock
+SYSCONFDIR ?= /etc
+RUNSTATEDIR ?= /run
+LOCALSTATEDIR ?= /var
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+BASHCOMPLETIONDIR ?= $(DATAROOTDIR)/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(DATAROOTDIR)/zsh/site-functions
+
+# touchlock's own directories, as the binaries see them.
+PKGDATADIR = $(DATAROOTDIR)/touchlock
+PKGCONFDIR = $(SYSCONFDIR)/touchlock
+PKGRUNDIR = $(RUNSTATEDIR)/touchlock
+PKGSTATEDIR = $(LOCALSTATEDIR)/lib/touchlock
+
+SWIFT ?= swift
+# Its own build directory: other flags than a plain `swift build -c release`.
+SCRATCH ?= .build/make
+SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) \
+	-Xcc '-DTOUCHLOCK_DATADIR="$(PKGDATADIR)"' \
+	-Xcc '-DTOUCHLOCK_CONFDIR="$(PKGCONFDIR)"' \
+	-Xcc '-DTOUCHLOCK_RUNDIR="$(PKGRUNDIR)"' \
+	-Xcc '-DTOUCHLOCK_STATEDIR="$(PKGSTATEDIR)"'
+BIN = $(SCRATCH)/release
+GEN = $(SCRATCH)/gen
+
+INSTALL ?= install
+
+# The defaults (shim.h, and the files in systemd/ and man/) -> the configured paths.
+SUBST = sed -e 's|/usr/sbin/touchlockd|$(SBINDIR)/touchlockd|g' \
+	-e 's|/usr/bin/touchlockctl|$(BINDIR)/touchlockctl|g' \
+	-e 's|/usr/share/touchlock|$(PKGDATADIR)|g' \
+	-e 's|/usr/share/doc/touchlock|$(DOCDIR)|g' \
+	-e 's|/etc/touchlock|$(PKGCONFDIR)|g' \
+	-e 's|/run/touchlock|$(PKGRUNDIR)|g' \
+	-e 's|/var/lib/touchlock|$(PKGSTATEDIR)|g'
+
+MANPAGES = touchlockd.8 touchlockctl.1 touchlock.conf.5
+DOCS = README.md docs/protocol.md
+
+all: build generated
+
+build:
+	$(SWIFT) build $(SWIFTFLAGS) --product touchlockd
+	$(SWIFT) build $(SWIFTFLAGS) --product touchlockctl
+
+generated: $(GEN)/touchlockd.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
+	$(addprefix $(GEN)/,$(MANPAGES))
+
+$(GEN)/touchlockd.service: systemd/touchlockd.service Makefile
+	@mkdir -p $(GEN)
+	$(SUBST) $< > $@
+$(GEN)/tmpfiles.conf: systemd/tmpfiles.d/touchlock.conf Makefile
+	@mkdir -p $(GEN)
+	$(SUBST) $< > $@
+$(GEN)/%: man/% Makefile
+	@mkdir -p $(GEN)
+	$(SUBST) $< > $@
+
+# Every key at its default, commented out: the daemon prints its merged settings
+# reading no file at all (an empty --config-root), and each key line is commented.
+$(GEN)/touchlock.conf: build
+	@mkdir -p $(GEN)
+	empty=$$(mktemp -d) && $(BIN)/touchlockd --config-root "$$empty" --check-config > $@.defaults; \
+		status=$$?; rmdir "$$empty"; [ $$status -eq 0 ]
+	{ printf '%s\n' \
+		'# touchlock: every setting at its default, commented out (touchlock.conf(5)).' \
+		'# This file belongs to the package and is replaced when it is upgraded: set' \
+		'# things in $(PKGCONFDIR)/touchlock.conf or $(PKGCONFDIR)/touchlock.conf.d/*.conf.' \
+		'# `touchlockd --check-config` prints the settings in force and their files.' ''; \
+	  sed -e '/^# touchlockd --check-config/d' -e '/^#   /d' \
+		-e 's/^# \([a-z_]* =\)$$/#\1/' -e 's/^\([a-z_]* = \)/#\1/' $@.defaults; } > $@.tmp
+	rm -f $@.defaults
+	mv $@.tmp $@
+
+install: all
+	$(INSTALL) -Dm755 $(BIN)/touchlockd $(DESTDIR)$(SBINDIR)/touchlockd
+	$(INSTALL) -Dm755 $(BIN)/touchlockctl $(DESTDIR)$(BINDIR)/touchlockctl
+	$(INSTALL) -Dm644 $(GEN)/touchlockd.service $(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service
+	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock.conf
+	$(INSTALL) -Dm644 $(GEN)/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf
+	$(INSTALL) -Dm644 $(GEN)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/touchlock.conf
+	$(INSTALL) -Dm644 data/demo-pattern.evemu $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu
+	@# The administrator's file: installed once, never overwritten.
+	[ -e $(DESTDIR)$(PKGCONFDIR)/touchlock.conf ] || \
+		$(INSTALL) -Dm644 data/touchlock.conf.etc $(DESTDIR)$(PKGCONFDIR)/touchlock.conf
+	$(INSTALL) -Dm644 $(GEN)/touchlockd.8 $(DESTDIR)$(MANDIR)/man8/touchlockd.8
+	$(INSTALL) -Dm644 $(GEN)/touchlockctl.1 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1
+	$(INSTALL) -Dm644 $(GEN)/touchlock.conf.5 $(DESTDIR)$(MANDIR)/man5/touchlock.conf.5
+	$(INSTALL) -Dm644 completions/touchlockctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl
+	$(INSTALL) -Dm644 completions/_touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl
+	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+# Leaves the administrator's touchlock.conf and the state.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/touchlockd $(DESTDIR)$(BINDIR)/touchlockctl \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service \
+		$(DESTDIR)$(SYSUSERSDIR)/touchlock.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf \
+		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
+		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \
+		$(DESTDIR)$(MANDIR)/man5/touchlock.conf.5 \
+		$(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(PKGDATADIR)
+
+clean:
+	rm -rf $(SCRATCH)
+
+.PHONY: all build generated install uninstall clean
