@@ -34,13 +34,16 @@ PKGRUNDIR = $(RUNSTATEDIR)/touchlock
 PKGSTATEDIR = $(LOCALSTATEDIR)/lib/touchlock
 
 SWIFT ?= swift
+# Extra flags for the linker, as -Xlinker ... (debian/rules asks for RELRO and BIND_NOW).
+SWIFT_LDFLAGS ?=
 # Its own build directory: other flags than a plain `swift build -c release`.
 SCRATCH ?= .build/make
 SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) \
 	-Xcc '-DTOUCHLOCK_DATADIR="$(PKGDATADIR)"' \
 	-Xcc '-DTOUCHLOCK_CONFDIR="$(PKGCONFDIR)"' \
 	-Xcc '-DTOUCHLOCK_RUNDIR="$(PKGRUNDIR)"' \
-	-Xcc '-DTOUCHLOCK_STATEDIR="$(PKGSTATEDIR)"'
+	-Xcc '-DTOUCHLOCK_STATEDIR="$(PKGSTATEDIR)"' \
+	$(SWIFT_LDFLAGS)
 BIN = $(SCRATCH)/release
 GEN = $(SCRATCH)/gen
 
