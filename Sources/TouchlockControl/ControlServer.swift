@@ -136,17 +136,23 @@ public final class ControlServer {
         try Self.makeParentDirectory(of: path)
         try Self.removeStaleSocket(at: path)
 
+        // Bound under a temporary name and renamed once listening: the file is never
+        // visible before a connect to it can succeed.
+        let temporary = DurableFile.directory(of: path) + "/.touchlock-\(getpid()).sock"
+        unlink(temporary)  // left by a daemon killed between bind and rename
         let fd = try UnixSocket.make(nonBlocking: true)
         do {
-            let address = try UnixSocket.Address(path, for: "bind")
-            try SystemCall.check("bind", path) { address.withSockaddr { bind(fd, $0, $1) } }
-            try SystemCall.check("chmod", path) { chmod(path, 0o660) }
+            let address = try UnixSocket.Address(temporary, for: "bind")
+            try SystemCall.check("bind", temporary) { address.withSockaddr { bind(fd, $0, $1) } }
+            try SystemCall.check("chmod", temporary) { chmod(temporary, 0o660) }
             var st = stat()
-            try SystemCall.check("stat", path) { stat(path, &st) }
+            try SystemCall.check("stat", temporary) { stat(temporary, &st) }
             socketFile = (UInt64(st.st_dev), UInt64(st.st_ino))
             try SystemCall.check("listen", path) { listen(fd, Int32(clamping: limits.maxClients)) }
+            try SystemCall.check("rename", path) { rename(temporary, path) }
         } catch {
             Glibc.close(fd)
+            unlink(temporary)
             throw error
         }
         listener = fd
