@@ -57,6 +57,8 @@ _touchlockctl()
             fi ;;
         wait-unlock)
             COMPREPLY=($(compgen -W "--timeout" -- "$cur")) ;;
+        metrics)
+            COMPREPLY=($(compgen -W "--openmetrics" -- "$cur")) ;;
         enroll)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "--screen --timeout --duress --remove --status" -- "$cur"))

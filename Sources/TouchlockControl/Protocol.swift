@@ -121,7 +121,8 @@ public struct LockReply: Codable, Hashable, Sendable {
     public init(state: Status.State) { self.state = state }
 }
 
-/// The reply body of `metrics`.
+/// The reply body of `metrics`. The fields after `frames` are optional: a daemon fills
+/// those it counts, and a client shows what it gets.
 public struct Metrics: Codable, Hashable, Sendable {
     /// From the kernel timestamp of an input event to the submission of the frame that
     /// shows its effect, in microseconds.
@@ -130,12 +131,28 @@ public struct Metrics: Codable, Hashable, Sendable {
         public var p50: Int64?
         public var p99: Int64?
         public var max: Int64?
-        public init(count: Int, p50: Int64?, p99: Int64?, max: Int64?) {
+        /// All samples added up, in microseconds.
+        public var sum: Int64?
+        /// Cumulative counts at `Latency.bucketBounds`: samples at most each bound.
+        public var buckets: [Int]?
+        public init(count: Int, p50: Int64?, p99: Int64?, max: Int64?, sum: Int64? = nil, buckets: [Int]? = nil) {
             self.count = count; self.p50 = p50; self.p99 = p99; self.max = max
+            self.sum = sum; self.buckets = buckets
         }
         public init(_ e: LatencyEstimator) {
             self.init(count: e.count, p50: e.quantile(0.5)?.microseconds, p99: e.quantile(0.99)?.microseconds,
-                      max: e.maximum?.microseconds)
+                      max: e.maximum?.microseconds, sum: e.total.microseconds,
+                      buckets: e.cumulativeCounts(atMost: Self.bucketBounds.map { Interval(microseconds: $0) }))
+        }
+
+        /// The histogram's upper bounds, in microseconds: around a 60 Hz frame (16.7 ms).
+        public static let bucketBounds: [Int64] = [
+            1_000, 2_000, 4_000, 8_000, 16_000, 33_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
+        ]
+
+        enum CodingKeys: String, CodingKey {
+            case count, p50, p99, max, buckets
+            case sum = "sum_us"
         }
     }
     public var eventToSubmit: Latency
@@ -144,14 +161,31 @@ public struct Metrics: Codable, Hashable, Sendable {
     public var eventToShown: Latency?
     /// Frames presented since the start.
     public var frames: Int
+    /// Unlocks since the start, by method ("pattern", "code").
+    public var unlocks: [String: Int]?
+    /// Failed attempts since the start (`Status.failures` counts the consecutive ones).
+    public var failuresTotal: Int?
+    /// Lockouts begun since the start.
+    public var lockoutsTotal: Int?
+    /// Time spent locked since the start, in seconds.
+    public var lockedSeconds: Double?
+    /// Input devices in use (touch panels and keypads).
+    public var inputDevices: Int?
+    /// Outputs (connectors) the lock screen is shown on.
+    public var outputs: Int?
+
     public init(eventToSubmit: Latency, eventToShown: Latency? = nil, frames: Int) {
         self.eventToSubmit = eventToSubmit; self.eventToShown = eventToShown; self.frames = frames
     }
 
     enum CodingKeys: String, CodingKey {
-        case frames
+        case frames, unlocks, outputs
         case eventToSubmit = "event_to_submit_us"
         case eventToShown = "event_to_shown_us"
+        case failuresTotal = "failures_total"
+        case lockoutsTotal = "lockouts_total"
+        case lockedSeconds = "locked_seconds"
+        case inputDevices = "input_devices"
     }
 }
 
@@ -220,7 +254,7 @@ public struct ReplyHeader: Codable, Hashable, Sendable {
 
 /// What the daemon reports for `status`.
 public struct Status: Codable, Hashable, Sendable {
-    public enum State: String, Codable, Hashable, Sendable {
+    public enum State: String, Codable, Hashable, Sendable, CaseIterable {
         case locked, verifying, wrong, lockout, unlocked
         /// A failure could not be stored (disk full, read-only): input is refused until
         /// it is; `reason` says why.

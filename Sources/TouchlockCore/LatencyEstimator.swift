@@ -12,6 +12,8 @@ public struct LatencyEstimator: Sendable {
     private var counts = [Int](repeating: 0, count: LatencyEstimator.bounds.count)
     public private(set) var count = 0
     public private(set) var maximum: Interval?
+    /// The samples added up (for a histogram's `_sum`).
+    public private(set) var total = Interval(microseconds: 0)
 
     public init() {}
 
@@ -25,6 +27,7 @@ public struct LatencyEstimator: Sendable {
         }
         counts[lo] += 1
         count += 1
+        total.microseconds += max(latency.microseconds, 0)
         if maximum.map({ latency > $0 }) ?? true { maximum = latency }
     }
 
@@ -43,6 +46,20 @@ public struct LatencyEstimator: Sendable {
 }
 
 extension LatencyEstimator {
+    /// How many samples are at most each of `bounds` (ascending), as a Prometheus
+    /// histogram's cumulative buckets: the samples in the log-scale buckets whose upper
+    /// bound is not above it, so a count may miss samples within 4% below a bound.
+    public func cumulativeCounts(atMost bounds: [Interval]) -> [Int] {
+        var out: [Int] = []
+        var i = 0, seen = 0
+        for b in bounds {
+            let limit = Double(b.microseconds)
+            while i < counts.count && Self.bounds[i] <= limit { seen += counts[i]; i += 1 }
+            out.append(seen)
+        }
+        return out
+    }
+
     /// "p50 12 µs, p99 80 µs, max 310 µs over 10000 frames".
     public var summary: String {
         guard let p50 = quantile(0.5), let p99 = quantile(0.99), let maximum else { return "no frames" }

@@ -30,7 +30,8 @@ enum Commands {
             CommandSpec("lock", summary: "lock the device again (after an unlock)",
                         options: [socket], footer: exitStatus),
             CommandSpec("metrics", summary: "print the daemon's latency figures as one JSON line",
-                        options: [socket], footer: exitStatus),
+                        options: [socket, .flag("openmetrics", help: "print the status and the figures as OpenMetrics text")],
+                        footer: exitStatus),
             enroll,
             CommandSpec("hash-pattern", summary: "print the salted hash of a pattern read on standard input",
                         about: """

@@ -71,6 +71,14 @@ func request(_ client: ControlClient, _ kind: RequestKind, echo: Bool) -> String
 /// Runs the command of `invocation`; its exit status.
 func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     switch invocation.command {
+    case "metrics" where invocation.parsed.flag("openmetrics"):
+        // The status and the figures, as a Prometheus scraper reads them.
+        let client = connect(invocation.socket)
+        let status = try? client.decode(Status.self, from: request(client, .status, echo: false))
+        let line = request(client, .metrics, echo: false)
+        guard let metrics = try? client.decode(Metrics.self, from: line) else { fail("metrics: unreadable reply: \(line)") }
+        print(MetricsExposition.render(status: status, metrics: metrics, format: .openMetrics), terminator: "")
+        return Exit.ok
     case "status", "lock", "metrics":
         // One request, its reply printed.
         let client = connect(invocation.socket)
