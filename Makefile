@@ -67,10 +67,10 @@ build:
 	$(SWIFT) build $(SWIFTFLAGS) --product touchlockd
 	$(SWIFT) build $(SWIFTFLAGS) --product touchlockctl
 
-generated: $(GEN)/touchlockd.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
+generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
 	$(addprefix $(GEN)/,$(MANPAGES))
 
-$(GEN)/touchlockd.service: systemd/touchlockd.service Makefile
+$(GEN)/%.service: systemd/%.service Makefile
 	@mkdir -p $(GEN)
 	$(SUBST) $< > $@
 $(GEN)/tmpfiles.conf: systemd/tmpfiles.d/touchlock.conf Makefile
@@ -100,6 +100,8 @@ install: all
 	$(INSTALL) -Dm755 $(BIN)/touchlockd $(DESTDIR)$(SBINDIR)/touchlockd
 	$(INSTALL) -Dm755 $(BIN)/touchlockctl $(DESTDIR)$(BINDIR)/touchlockctl
 	$(INSTALL) -Dm644 $(GEN)/touchlockd.service $(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service
+	$(INSTALL) -Dm644 $(GEN)/touchlock-wait-unlock.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service
 	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/touchlock.conf
@@ -114,11 +116,14 @@ install: all
 	$(INSTALL) -Dm644 completions/_touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -Dm644 systemd/examples/kiosk-app.service.d/touchlock.conf \
+		$(DESTDIR)$(DOCDIR)/examples/kiosk-app.service.d/touchlock.conf
 
 # Leaves the administrator's touchlock.conf and the state.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/touchlockd $(DESTDIR)$(BINDIR)/touchlockctl \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service \
 		$(DESTDIR)$(SYSUSERSDIR)/touchlock.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf \
 		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \
