@@ -119,6 +119,12 @@ install: all
 	$(INSTALL) -Dm644 systemd/examples/kiosk-app.service.d/touchlock.conf \
 		$(DESTDIR)$(DOCDIR)/examples/kiosk-app.service.d/touchlock.conf
 
+# OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
+install-openrc:
+	$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/init.d
+	$(SUBST) openrc/touchlockd > $(DESTDIR)$(SYSCONFDIR)/init.d/touchlockd
+	chmod 755 $(DESTDIR)$(SYSCONFDIR)/init.d/touchlockd
+
 # Leaves the administrator's touchlock.conf and the state.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/touchlockd $(DESTDIR)$(BINDIR)/touchlockctl \
@@ -135,4 +141,4 @@ uninstall:
 clean:
 	rm -rf $(SCRATCH)
 
-.PHONY: all build generated install uninstall clean
+.PHONY: all build generated install install-openrc uninstall clean
