@@ -137,8 +137,9 @@ public final class ControlServer {
         try Self.removeStaleSocket(at: path)
 
         // Bound under a temporary name and renamed once listening: the file is never
-        // visible before a connect to it can succeed.
-        let temporary = DurableFile.directory(of: path) + "/.touchlock-\(getpid()).sock"
+        // visible before a connect to it can succeed. The kernel keeps the name given to
+        // bind, so /proc/net/unix and ss show PATH.PID for this socket.
+        let temporary = path + ".\(getpid())"
         unlink(temporary)  // left by a daemon killed between bind and rename
         let fd = try UnixSocket.make(nonBlocking: true)
         do {

@@ -340,11 +340,18 @@ def stroke(nodes, pattern, lift):
     return cmds
 
 
+def bound_name(socket):
+    """A pattern for the daemon's socket in /proc/net/unix: the listening socket and each
+    accepted one carry the name it was bound to, the path and the daemon's pid, before it
+    was renamed into place."""
+    return socket + "\\.[0-9]*$"
+
+
 def background_client(guest, socket, command):
     """Runs `command` (a touchlockctl on `socket`) in the background and returns once the
     daemon's socket has one more connection, so what the test does next is not over
     before the client is there to see it (the guest may be slow on a loaded host)."""
-    count = f"$(grep -c '{socket}$' /proc/net/unix)"
+    count = f"$(grep -c '{bound_name(socket)}' /proc/net/unix)"
     guest.run(f"n={count}; {command} i=0; while [ {count} -le $n ] && [ $i -lt 200 ];"
               f" do usleep 50000; i=$((i+1)); done; [ {count} -gt $n ]")
 
@@ -584,10 +591,11 @@ class Run:
                       f" test -S {SOCKET_CODE}")
             # Every event line goes to a file, read back at the end.
             guest.run(f"touchlockctl --socket {SOCKET_CODE} subscribe </dev/null >/tmp/code-events 2>&1 &")
-            # Wait until the daemon has accepted it (the listening socket and each accepted
-            # one carry the path in /proc/net/unix), so no progress event is missed.
-            guest.run(f"i=0; while [ $(grep -c '{SOCKET_CODE}$' /proc/net/unix) -lt 2 ] && [ $i -lt 200 ];"
-                      f" do usleep 50000; i=$((i+1)); done; [ $(grep -c '{SOCKET_CODE}$' /proc/net/unix) -ge 2 ]")
+            # Wait until the daemon has accepted it (see bound_name), so no progress event
+            # is missed.
+            bound = bound_name(SOCKET_CODE)
+            guest.run(f"i=0; while [ $(grep -c '{bound}' /proc/net/unix) -lt 2 ] && [ $i -lt 200 ];"
+                      f" do usleep 50000; i=$((i+1)); done; [ $(grep -c '{bound}' /proc/net/unix) -ge 2 ]")
             _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"code"' in l]
             if not st:
