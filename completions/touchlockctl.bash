@@ -51,14 +51,14 @@ _touchlockctl()
     case $command in
         "")
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--socket --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--socket --help --version" -- "$cur"))
             else
                 COMPREPLY=($(compgen -W "$commands" -- "$cur"))
             fi ;;
         wait-unlock)
             COMPREPLY=($(compgen -W "--timeout" -- "$cur")) ;;
         metrics)
-            COMPREPLY=($(compgen -W "--openmetrics" -- "$cur")) ;;
+            COMPREPLY=($(compgen -W "--openmetrics --socket --help" -- "$cur")) ;;
         enroll)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "--screen --timeout --duress --remove --status" -- "$cur"))
