@@ -58,6 +58,9 @@ public final class ControlServer {
     /// Starts an enrollment on the screen of the method for the client with the given
     /// serial number; nil when it began.
     public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
+    /// Carries out `reset_lockout` for root (the peer, for the log); the state after it,
+    /// or why not.
+    public var resetLockoutHandler: ((Peer) -> Result<Status.State, ControlError>)?
     /// A client went away (closed, dropped); its serial number.
     public var clientGone: ((Int) -> Void)?
     private var nextSerial = 1
@@ -411,6 +414,15 @@ public final class ControlServer {
                 answer = try codec.reply(id: id, metricsHandler())
             case .enroll:
                 answer = try enroll(raw, id: id, from: client)
+            case .resetLockout:
+                guard let resetLockoutHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no lockout"))
+                    break
+                }
+                switch resetLockoutHandler(client.peer) {
+                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
+                case .failure(let e): answer = codec.reply(id: id, e)
+                }
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:
