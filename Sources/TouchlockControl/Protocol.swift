@@ -180,6 +180,9 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let lineTooLong = ErrorCode(rawValue: "line_too_long")
     /// The server already has its maximum number of clients; it then closes the connection.
     public static let tooManyClients = ErrorCode(rawValue: "too_many_clients")
+    /// A client neither subscribed nor owed a reply sent no request for the idle
+    /// timeout; the server then closes the connection.
+    public static let idleTimeout = ErrorCode(rawValue: "idle_timeout")
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
     /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
