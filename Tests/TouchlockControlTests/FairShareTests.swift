@@ -147,6 +147,29 @@ private final class OtherUser {
         #expect(try again.count(ok: true) == 1, "\(again.lines)")
     }
 
+    /// With the default limits: a group member opening all 256 slots holds 32, and a
+    /// kiosk app of another user connecting later is served.
+    @Test func aUserOpening256ConnectionsHolds32() throws {
+        guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, access("/usr/bin/perl", X_OK) == 0 else {
+            Issue.record("skipped: needs root, setpriv and perl")
+            return
+        }
+        let h = try Harness()
+        chmod(h.dir, 0o755)
+        try h.server.setGroup(65534)
+        let subscribe = "{\"id\":1,\"request\":\"subscribe\"}"
+        let hog = try OtherUser(h, uid: 65534, gid: 65534, count: 256, request: subscribe)
+        defer { hog.finish(h) }
+        #expect(try h.run(timeout: .milliseconds(20_000)) { hog.done })
+        #expect(try hog.count(ok: true) == 32)
+        #expect(try hog.count(ok: false) == 224)
+        let app = try OtherUser(h, uid: 65533, gid: 65534, count: 1, request: subscribe)
+        defer { app.finish(h) }
+        #expect(try h.run { app.done })
+        #expect(try app.count(ok: true) == 1, "\(app.lines)")
+        #expect(h.server.clientCount == 33)
+    }
+
     /// A client that neither subscribes nor waits for a reply is told and closed after
     /// the idle timeout; a subscriber stays.
     @Test func idleClientsAreClosedAfterTheTimeoutAndSubscribersStay() throws {
