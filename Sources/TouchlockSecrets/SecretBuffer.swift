@@ -73,6 +73,12 @@ public final class SecretBuffer {
         try body(UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// Its whole capacity, for a C function that writes a secret into it (recv); the
+    /// bytes written are not counted in `count`.
+    public func withUnsafeMutableStorage<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeMutableRawBufferPointer(start: base, count: capacity))
+    }
+
     /// The whole buffer, for C functions that write into it.
     func withUnsafeMutableRaw<R, E: Error>(_ body: (UnsafeMutableRawPointer) throws(E) -> R) throws(E) -> R {
         try body(base)

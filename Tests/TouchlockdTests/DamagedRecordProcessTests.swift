@@ -97,3 +97,37 @@ private func writeFile(_ path: String, _ text: String) throws {
         #expect(r.status == 1 && r.output.contains("\(d.configPath):5:") && r.output.contains("unknown option '='"), "\(r)")
     }
 }
+
+@Suite struct SecretBufferProcessTests {
+    /// Without CAP_IPC_LOCK and with no locked memory allowed, the daemon still checks
+    /// attempts, and says once that its secret buffers may reach swap.
+    @Test func aRefusedMlockIsLoggedOnceAndAttemptsStillWork() throws {
+        guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, access("/usr/bin/prlimit", X_OK) == 0 else {
+            Issue.record("skipped: needs root, setpriv and prlimit")
+            return
+        }
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        var bytes = rightPattern.secretBytes
+        var s = StoredState()
+        s.patternHash = try SecretHash.make(&bytes)
+        try writeFile(d.statePath, s.text)
+        let replay = d.dir + "/attempts.evemu"
+        try writeFile(replay, recording(of: [[0, 1, 2, 5], [6, 3, 0, 1], rightPattern.nodes], on: Size(width: 640, height: 400)))
+        try d.start(replay: replay, prefix: ["/usr/bin/prlimit", "--memlock=0:0", "--",
+                                             "/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock", "--"])
+        let sub = try d.client()
+        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        var failed = 0
+        var unlocked = false
+        let deadline = EventLoop.now() + .milliseconds(15_000)
+        while !unlocked, EventLoop.now() < deadline {
+            guard let (event, _) = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
+            if case .failed = event { failed += 1 }
+            if case .unlocked = event { unlocked = true }
+        }
+        #expect(failed == 2 && unlocked, "log:\n\(d.log)")
+        let warnings = d.log.split(separator: "\n").filter { $0.contains("cannot lock secret buffers in memory") }
+        #expect(warnings.count == 1, "log:\n\(d.log)")
+        #expect(warnings.first?.contains("Operation not permitted") == true || warnings.first?.contains("Cannot allocate memory") == true)
+    }
+}
