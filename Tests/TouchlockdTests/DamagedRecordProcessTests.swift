@@ -101,11 +101,9 @@ private func writeFile(_ path: String, _ text: String) throws {
 @Suite struct SecretBufferProcessTests {
     /// Without CAP_IPC_LOCK and with no locked memory allowed, the daemon still checks
     /// attempts, and says once that its secret buffers may reach swap.
-    @Test func aRefusedMlockIsLoggedOnceAndAttemptsStillWork() throws {
-        guard getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0, access("/usr/bin/prlimit", X_OK) == 0 else {
-            Issue.record("skipped: needs root, setpriv and prlimit")
-            return
-        }
+    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && access("/usr/bin/prlimit", X_OK) == 0,
+                   "needs root, setpriv and prlimit"))
+    func aRefusedMlockIsLoggedOnceAndAttemptsStillWork() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         var bytes = rightPattern.secretBytes
         var s = StoredState()
