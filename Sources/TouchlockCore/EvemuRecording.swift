@@ -104,7 +104,7 @@ public struct EvemuRecording: Sendable {
     public var isDirect: Bool { properties.contains(Self.INPUT_PROP_DIRECT) }
     /// Number of multitouch slots (ABS_MT_SLOT's range), 1 for a single-touch device.
     public var slotCount: Int {
-        axes[EventCode.ABS_MT_SLOT].map { Int($0.maximum) + 1 } ?? 1
+        axes[EventCode.ABS_MT_SLOT].map { min(DeviceDescription.maxSlots, max(1, Int($0.maximum) + 1)) } ?? 1
     }
     public var xRange: AxisRange? { axes[EventCode.ABS_MT_POSITION_X] ?? axes[EventCode.ABS_X] }
     public var yRange: AxisRange? { axes[EventCode.ABS_MT_POSITION_Y] ?? axes[EventCode.ABS_Y] }

@@ -168,6 +168,14 @@ private func startingFailures(_ r: StoredState.Reading, damagedCount: Int = 10) 
         #expect(throws: EvemuRecording.ParseError.self) { try EvemuRecording(parsing: long) }
     }
 
+    @Test func aDescriptionClaimingBillionsOfSlotsGetsAFewHundred() throws {
+        let rec = try EvemuRecording(parsing: "N: panel\nA: 2f 0 2147483647 0 0 0\nA: 35 0 100 0 0 0\nA: 36 0 100 0 0 0\n")
+        #expect(rec.slotCount == DeviceDescription.maxSlots)
+        #expect(rec.description?.slotCount == DeviceDescription.maxSlots)
+        let negative = try EvemuRecording(parsing: "N: panel\nA: 2f 0 -5 0 0 0\n")
+        #expect(negative.slotCount == 1)
+    }
+
     @Test func timeArithmeticSaturates() {
         let far = Instant(microseconds: Int64.max - 5)
         #expect(far + .milliseconds(1000) == Instant(microseconds: Int64.max))
