@@ -117,6 +117,8 @@ public final class ControlServer {
         var lastActive: Instant
         /// The timer that closes the client if it stays idle.
         var idleTimer: EventLoop.TimerID?
+        /// Replies that will be sent later (`lock` waits for the display).
+        var owed = 0
 
         init(fd: Int32, peer: Peer, serial: Int, at now: Instant) {
             self.fd = fd; self.peer = peer; self.serial = serial; lastActive = now
@@ -305,9 +307,10 @@ public final class ControlServer {
 
     // MARK: - Idle clients
 
-    /// A client is idle when it is not subscribed and owes nothing and is owed nothing.
+    /// A client is idle when it is not subscribed and is owed no reply, neither one still
+    /// to come nor output queued.
     private func isIdle(_ client: Client) -> Bool {
-        !client.subscribed && !client.closing && client.pending == 0
+        !client.subscribed && !client.closing && client.pending == 0 && client.owed == 0
     }
 
     /// Arms the client's timer for the end of its idle time; when it fires, a client
@@ -464,7 +467,9 @@ public final class ControlServer {
                 }
                 // The reply goes out when the lock is done (or refused), to this client if
                 // it is still here.
+                client.owed += 1
                 lockHandler { [weak self, weak client] result in
+                    client?.owed -= 1
                     guard let self, let client, !client.dropped else { return }
                     var line: [UInt8]
                     switch result {
