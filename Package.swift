@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "TouchlockDisplay",
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm", "CLinux"]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
-        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "CCrypt"]),
+        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"]),
         // One command-line convention for both binaries: options, help, usage errors.
         .target(name: "TouchlockCommandLine"),
         // The config files, in their order, parsed with libinih.

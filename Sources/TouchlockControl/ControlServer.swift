@@ -20,11 +20,23 @@ public final class ControlServer {
         public var maxClients: Int
         /// Bytes queued for one client that the kernel has not taken yet.
         public var maxOutputBytes: Int
+        /// Connections of one user (uid); root and the server's own user are exempt.
+        public var maxClientsPerUser: Int
+        /// Of `maxClients`, the slots only root and the server's own user may take.
+        public var reservedForRoot: Int
+        /// A client neither subscribed nor owed a reply is closed after this long without
+        /// a request (it is told `idle_timeout`).
+        public var idleTimeout: Interval
 
-        public init(maxLineBytes: Int = 4096, maxClients: Int = 256, maxOutputBytes: Int = 65536) {
+        public init(maxLineBytes: Int = 4096, maxClients: Int = 256, maxOutputBytes: Int = 65536,
+                    maxClientsPerUser: Int = 32, reservedForRoot: Int = 4,
+                    idleTimeout: Interval = .milliseconds(30_000)) {
             self.maxLineBytes = maxLineBytes
             self.maxClients = maxClients
             self.maxOutputBytes = maxOutputBytes
+            self.maxClientsPerUser = maxClientsPerUser
+            self.reservedForRoot = reservedForRoot
+            self.idleTimeout = idleTimeout
         }
     }
 
@@ -58,6 +70,9 @@ public final class ControlServer {
     /// Starts an enrollment on the screen of the method for the client with the given
     /// serial number; nil when it began.
     public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
+    /// Carries out `reset_lockout` for root (the peer, for the log); the state after it,
+    /// or why not.
+    public var resetLockoutHandler: ((Peer) -> Result<Status.State, ControlError>)?
     /// A client went away (closed, dropped); its serial number.
     public var clientGone: ((Int) -> Void)?
     private var nextSerial = 1
@@ -98,8 +113,16 @@ public final class ControlServer {
         var interest: IOInterest = .readable
         /// Closed and forgotten by the server.
         var dropped = false
+        /// When the client last sent a request line, or connected.
+        var lastActive: Instant
+        /// The timer that closes the client if it stays idle.
+        var idleTimer: EventLoop.TimerID?
+        /// Replies that will be sent later (`lock` waits for the display).
+        var owed = 0
 
-        init(fd: Int32, peer: Peer, serial: Int) { self.fd = fd; self.peer = peer; self.serial = serial }
+        init(fd: Int32, peer: Peer, serial: Int, at now: Instant) {
+            self.fd = fd; self.peer = peer; self.serial = serial; lastActive = now
+        }
         var pending: Int { output.count - written }
     }
 
@@ -111,6 +134,8 @@ public final class ControlServer {
     /// The socket file we bound, so `close` unlinks only our own.
     private let socketFile: (device: UInt64, inode: UInt64)
     private var clients: [Int32: Client] = [:]
+    /// Connected clients per uid.
+    private var perUser: [UInt32: Int] = [:]
     private var acceptResume: EventLoop.TimerID?
     private let codec = LineCodec()
     private var scratch = [UInt8](repeating: 0, count: 16384)
@@ -248,15 +273,14 @@ public final class ControlServer {
             Glibc.close(fd)
             return
         }
-        if clients.count >= limits.maxClients {
-            Log.warning("control: refusing client (\(peer)): \(clients.count) clients connected")
-            let line = codec.reply(id: nil, ControlError(.tooManyClients,
-                                                         "the server has \(limits.maxClients) clients already"))
+        if let refusal = admission(peer) {
+            Log.warning("control: refusing client (\(peer)): \(refusal)")
+            let line = codec.reply(id: nil, ControlError(.tooManyClients, refusal))
             _ = try? UnixSocket.send(fd, line, blocking: false)
             Glibc.close(fd)
             return
         }
-        let client = Client(fd: fd, peer: peer, serial: nextSerial)
+        let client = Client(fd: fd, peer: peer, serial: nextSerial, at: EventLoop.now())
         nextSerial += 1
         do {
             try loop.register(fd, .readable) { [unowned self] readiness in self.handle(fd, readiness) }
@@ -266,12 +290,63 @@ public final class ControlServer {
             return
         }
         clients[fd] = client
+        perUser[peer.uid, default: 0] += 1
+        armIdleTimer(client)
         Log.debug("control: client fd \(fd) connected (\(peer))")
+    }
+
+    /// Why `peer` may not connect now, or nil. One user cannot hold more than its share,
+    /// and the last slots are kept for root (and the server's own user).
+    private func admission(_ peer: Peer) -> String? {
+        let privileged = peer.uid == 0 || peer.uid == geteuid()
+        if clients.count >= limits.maxClients {
+            return "the server has \(limits.maxClients) clients already"
+        }
+        if privileged { return nil }
+        if clients.count >= limits.maxClients - limits.reservedForRoot {
+            return "the server's last \(limits.reservedForRoot) client slots are kept for root"
+        }
+        if perUser[peer.uid, default: 0] >= limits.maxClientsPerUser {
+            return "uid \(peer.uid) has \(limits.maxClientsPerUser) connections already"
+        }
+        return nil
+    }
+
+    // MARK: - Idle clients
+
+    /// A client is idle when it is not subscribed and is owed no reply, neither one still
+    /// to come nor output queued.
+    private func isIdle(_ client: Client) -> Bool {
+        !client.subscribed && !client.closing && client.pending == 0 && client.owed == 0
+    }
+
+    /// Arms the client's timer for the end of its idle time; when it fires, a client
+    /// that was active since is given a new deadline instead.
+    private func armIdleTimer(_ client: Client) {
+        client.idleTimer = loop.schedule(at: client.lastActive + limits.idleTimeout) { [unowned self, unowned client] now in
+            client.idleTimer = nil
+            guard !client.dropped, !client.subscribed else { return }
+            if now < client.lastActive + limits.idleTimeout || !self.isIdle(client) {
+                if !self.isIdle(client) { client.lastActive = now }
+                return self.armIdleTimer(client)
+            }
+            Log.debug("control: client fd \(client.fd) (\(client.peer)) idle for \(limits.idleTimeout.milliseconds) ms")
+            self.reply(self.codec.reply(id: nil, ControlError(.idleTimeout,
+                "no request for \(limits.idleTimeout.milliseconds) ms; subscribe to stay connected")), to: client)
+            guard !client.dropped else { return }
+            client.closing = true
+            client.input.removeAll()
+            if client.pending == 0 { return self.drop(client, "idle") }
+            self.updateInterest(client)
+        }
     }
 
     private func drop(_ client: Client, _ reason: String) {
         guard !client.dropped else { return }
         client.dropped = true
+        if let t = client.idleTimer { loop.cancel(t) }
+        client.idleTimer = nil
+        if let n = perUser[client.peer.uid] { perUser[client.peer.uid] = n > 1 ? n - 1 : nil }
         clients.removeValue(forKey: client.fd)
         loop.unregister(client.fd)
         Glibc.close(client.fd)
@@ -329,6 +404,9 @@ public final class ControlServer {
               let newline = client.input[start...].firstIndex(of: UInt8(ascii: "\n")) {
             let line = client.input[start..<newline]
             start = newline + 1
+            // Only whole lines count as activity: a trickle of bytes does not keep a
+            // client that never completes a request.
+            client.lastActive = EventLoop.now()
             guard line.count <= limits.maxLineBytes else { return tooLong(client) }
             answer(line, from: client)
             guard !client.dropped else { return }
@@ -396,7 +474,9 @@ public final class ControlServer {
                 }
                 // The reply goes out when the lock is done (or refused), to this client if
                 // it is still here.
+                client.owed += 1
                 lockHandler { [weak self, weak client] result in
+                    client?.owed -= 1
                     guard let self, let client, !client.dropped else { return }
                     var line: [UInt8]
                     switch result {
@@ -418,6 +498,15 @@ public final class ControlServer {
                 answer = try codec.reply(id: id, metricsHandler())
             case .enroll:
                 answer = try enroll(raw, id: id, from: client)
+            case .resetLockout:
+                guard let resetLockoutHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no lockout"))
+                    break
+                }
+                switch resetLockoutHandler(client.peer) {
+                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
+                case .failure(let e): answer = codec.reply(id: id, e)
+                }
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:

@@ -34,6 +34,9 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// Root only: stores a secret's hash {"method": "pattern"|"code"|"duress",
     /// "hash": "$y$...", "length": N (a code's digits)}; a null hash removes it.
     case enroll
+    /// Root only: clears the failure count and the wait (`touchlockctl lockout --reset`);
+    /// answers {"state": ...}.
+    case resetLockout = "reset_lockout"
 
     /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
     public enum Access: Sendable { case anyone, group, root }
@@ -42,7 +45,7 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
         switch self {
         case .hello: .anyone
         case .status, .subscribe, .lock, .metrics: .group
-        case .enroll: .root
+        case .enroll, .resetLockout: .root
         }
     }
 }
@@ -211,6 +214,9 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     public static let lineTooLong = ErrorCode(rawValue: "line_too_long")
     /// The server already has its maximum number of clients; it then closes the connection.
     public static let tooManyClients = ErrorCode(rawValue: "too_many_clients")
+    /// A client neither subscribed nor owed a reply sent no request for the idle
+    /// timeout; the server then closes the connection.
+    public static let idleTimeout = ErrorCode(rawValue: "idle_timeout")
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
     /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
@@ -356,8 +362,11 @@ public struct Status: Codable, Hashable, Sendable {
     public var lockoutUntil: Int64?
     /// While locked out: milliseconds left.
     public var retryAfterMilliseconds: Int64?
-    /// Why input is refused, in words (state store_failed).
+    /// Why input is refused, in words (state store_failed, or a damaged record).
     public var reason: String?
+    /// "damaged" while the lockout stands for a state file that was damaged or unreadable
+    /// at start-up (until a whole record is written); absent otherwise.
+    public var record: String?
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
     public var screen: Screen
@@ -399,14 +408,14 @@ public struct Status: Codable, Hashable, Sendable {
         unlockedAt = at
         if let until = session.lockedOutUntil {
             lockoutUntil = until.microseconds
-            if let now { retryAfterMilliseconds = max(0, (until - now).microseconds + 999) / 1000 }
+            if let now { retryAfterMilliseconds = max(0, (until - now).microseconds.saturatingAdding(999)) / 1000 }
         }
         if case .storeFailed(let why, _) = session.state { reason = why }
         self.enrolled = enrolled
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power
+        case state, failures, method, reason, record, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power
         case displayReason = "display_reason"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"

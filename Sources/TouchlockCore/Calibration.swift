@@ -186,7 +186,9 @@ public struct InputQuirk: Hashable, Sendable {
         let options = rest.split(whereSeparator: { $0 == " " || $0 == "\t" })
         if options.isEmpty { throw fail("a quirk needs at least one option") }
         for o in options {
-            let kv = o.split(separator: "=", maxSplits: 1)
+            // "name" or "name=value"; "=" alone, or "=value", has an empty name.
+            let eq = o.firstIndex(of: "=")
+            let kv = [o[..<(eq ?? o.endIndex)]] + (eq.map { [o[o.index(after: $0)...]] } ?? [])
             switch (kv[0], kv.count == 2 ? kv[1] : nil) {
             case ("swap_xy", nil): q.swapXY = true
             case ("invert_x", nil): q.invertX = true
@@ -224,7 +226,7 @@ public struct TouchTransform: Hashable, Sendable {
     }
 
     public func map(_ p: DevicePoint) -> Point {
-        if matrix == .identity { return mapping.map(p) }
+        if matrix == .identity { return mapping.map(p).bounded }
         let x = mapping.x, y = mapping.y
         let sx = Double(Int64(x.maximum) - Int64(x.minimum)), sy = Double(Int64(y.maximum) - Int64(y.minimum))
         let nx = sx > 0 ? Double(Int64(p.x) - Int64(x.minimum)) / sx : 0
@@ -232,6 +234,6 @@ public struct TouchTransform: Hashable, Sendable {
         let (tx, ty) = matrix.apply(nx, ny)
         // Back to device units, then the same scaling as without a matrix.
         let w = Double(mapping.screen.width), h = Double(mapping.screen.height)
-        return Point(x: tx * sx * w / (sx + 1), y: ty * sy * h / (sy + 1))
+        return Point(x: tx * sx * w / (sx + 1), y: ty * sy * h / (sy + 1)).bounded
     }
 }

@@ -41,6 +41,8 @@ public struct Messages: Hashable, Sendable {
     public var codeIncomplete = "Enter all {n} digits"
     /// {time}: the wait left, as 0:59, 1:29:59 or 3 d 2 h; {s}: whole seconds left.
     public var lockout = "Too many attempts. Try again in {time}"
+    /// After a damaged or unreadable state file; {time} and {s} as for `lockout`.
+    public var recordDamaged = "Lock record damaged. Try again in {time}"
     public var unlocked = "Unlocked"
     public var useCode = "Use code"
     public var usePattern = "Use pattern"
@@ -63,9 +65,9 @@ public struct Messages: Hashable, Sendable {
     }
 
     /// The lockout message for a wait of `left`.
-    public func lockout(left: Interval) -> String {
-        let seconds = max(0, (left.microseconds + 999_999) / 1_000_000)
-        return Self.fill(lockout, ["time": left.countdown, "s": String(seconds)])
+    public func lockout(left: Interval, damagedRecord: Bool = false) -> String {
+        let seconds = max(0, left.microseconds.saturatingAdding(999_999) / 1_000_000)
+        return Self.fill(damagedRecord ? recordDamaged : lockout, ["time": left.countdown, "s": String(seconds)])
     }
 }
 
@@ -139,6 +141,8 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.messages.codeIncomplete = try text(v) }, show: { $0.screens.messages.codeIncomplete }),
         Key(section: "messages", name: "lockout", flatName: "message_lockout",
             set: { c, v throws(BadValue) in c.screens.messages.lockout = try text(v) }, show: { $0.screens.messages.lockout }),
+        Key(section: "messages", name: "record_damaged", flatName: nil,
+            set: { c, v throws(BadValue) in c.screens.messages.recordDamaged = try text(v) }, show: { $0.screens.messages.recordDamaged }),
         Key(section: "messages", name: "unlocked", flatName: "message_unlocked",
             set: { c, v throws(BadValue) in c.screens.messages.unlocked = try text(v) }, show: { $0.screens.messages.unlocked }),
         Key(section: "messages", name: "use_code", flatName: "label_use_code",

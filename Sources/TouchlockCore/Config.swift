@@ -17,6 +17,9 @@ public struct Config: Sendable {
     /// The root-only file holding the lockout record and the secrets' hashes.
     public var statePath = Paths.stateFile
     public var lockoutSchedule = LockoutSchedule.gatekeeper
+    /// The failure count a damaged or unreadable state file stands for (its wait applies).
+    /// 10 is a wait of 3^5 = 243 minutes (about 4 h) in the default schedule.
+    public var damagedCount = 10
     public var theme = Theme()
     /// Per-device input corrections (`[input] quirk`, may be given several times).
     public var inputQuirks: [InputQuirk] = []
@@ -109,6 +112,8 @@ public struct Config: Sendable {
                 }
                 c.lockoutSchedule = s
             }, show: { "\($0.lockoutSchedule)" }),
+        Key(section: "lockout", name: "damaged_count", flatName: nil,
+            set: { c, v throws(BadValue) in c.damagedCount = try int(v, 1...1000) }, show: { "\($0.damagedCount)" }),
         Key(section: "lockout", name: "error_hold_ms", flatName: "error_hold_ms",
             set: { c, v throws(BadValue) in c.errorHold = .milliseconds(Int64(try int(v, 0...60_000))) },
             show: { "\($0.errorHold.milliseconds)" }),

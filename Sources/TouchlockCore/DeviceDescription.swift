@@ -47,12 +47,16 @@ public struct DeviceDescription: Hashable, Sendable {
     public static let INPUT_PROP_POINTER = 0
     public static let INPUT_PROP_DIRECT = 1
 
+    /// The most slots kept, far above any panel's few dozen: a description claiming 2^31
+    /// (a broken or hostile recording) must not allocate that many.
+    public static let maxSlots = 256
+
     public func has(_ type: UInt16, _ code: UInt16) -> Bool { codes[type]?.contains(code) == true }
     public var isDirect: Bool { properties.contains(Self.INPUT_PROP_DIRECT) }
 
     /// Number of multitouch slots (ABS_MT_SLOT's range), 1 for a device without slots.
     public var slotCount: Int {
-        axes[EventCode.ABS_MT_SLOT].map { max(1, Int($0.maximum) + 1) } ?? 1
+        axes[EventCode.ABS_MT_SLOT].map { min(Self.maxSlots, max(1, Int($0.maximum) + 1)) } ?? 1
     }
 
     /// How this device's touches are read, or nil (with the reason) when it is not a

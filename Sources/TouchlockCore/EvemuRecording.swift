@@ -42,12 +42,16 @@ public struct EvemuRecording: Sendable {
             switch tag {
             case "E:":
                 guard args.count == 4 else { throw fail("an event needs a time, a type, a code and a value") }
-                let t = args[0].split(separator: ".")
+                let t = args[0].split(separator: ".", omittingEmptySubsequences: false)
                 guard t.count == 2, let sec = Int64(t[0]), let usec = Int64(t[1]),
                       let type = UInt16(args[1], radix: 16), let code = UInt16(args[2], radix: 16),
                       let value = Int32(args[3]) else { throw fail("malformed event '\(line)'") }
-                events.append(InputEvent(type: type, code: code, value: value,
-                                         time: Instant(microseconds: sec * 1_000_000 + usec)))
+                // evemu writes seconds and six digits of microseconds, as struct timeval.
+                let (us, overflow) = sec.multipliedReportingOverflow(by: 1_000_000)
+                guard sec >= 0, (0..<1_000_000).contains(usec), !overflow, us <= Int64.max - usec else {
+                    throw fail("event time '\(args[0])' out of range")
+                }
+                events.append(InputEvent(type: type, code: code, value: value, time: Instant(microseconds: us + usec)))
             case "A:":
                 guard args.count >= 5, let code = UInt16(args[0], radix: 16),
                       let mn = Int32(args[1]), let mx = Int32(args[2]) else { throw fail("malformed axis '\(line)'") }
@@ -67,7 +71,8 @@ public struct EvemuRecording: Sendable {
                 let start = maskBytes[type, default: 0]
                 for (j, b) in bytes.enumerated() {
                     for i in 0..<8 where b & (1 << i) != 0 {
-                        codes[type, default: []].insert(UInt16(8 * (start + j) + i))
+                        guard let code = UInt16(exactly: 8 * (start + j) + i) else { throw fail("mask longer than any event code") }
+                        codes[type, default: []].insert(code)
                     }
                 }
                 maskBytes[type] = start + bytes.count
@@ -99,7 +104,7 @@ public struct EvemuRecording: Sendable {
     public var isDirect: Bool { properties.contains(Self.INPUT_PROP_DIRECT) }
     /// Number of multitouch slots (ABS_MT_SLOT's range), 1 for a single-touch device.
     public var slotCount: Int {
-        axes[EventCode.ABS_MT_SLOT].map { Int($0.maximum) + 1 } ?? 1
+        axes[EventCode.ABS_MT_SLOT].map { min(DeviceDescription.maxSlots, max(1, Int($0.maximum) + 1)) } ?? 1
     }
     public var xRange: AxisRange? { axes[EventCode.ABS_MT_POSITION_X] ?? axes[EventCode.ABS_X] }
     public var yRange: AxisRange? { axes[EventCode.ABS_MT_POSITION_Y] ?? axes[EventCode.ABS_Y] }

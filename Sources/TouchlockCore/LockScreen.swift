@@ -196,6 +196,9 @@ public struct LockScreen: Sendable {
     /// An enrollment of a new secret under way: attempts are kept and compared, never
     /// verified, and never count as failures.
     public private(set) var enrollment: Enrollment?
+    /// The lockout under way stands for a damaged or unreadable state file: the prompt
+    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
+    public var damagedRecord = false
 
     public init(pads: Pads, session: Session, builder: SceneBuilder, toggle: PixelRect? = nil) {
         self.pads = pads
@@ -255,7 +258,7 @@ public struct LockScreen: Sendable {
             return method == .pattern ? m.wrongPattern : m.wrongCode
         case .lockout(let until):
             let left = max(0, (until - now).microseconds)
-            return m.lockout(left: Interval(microseconds: left))
+            return m.lockout(left: Interval(microseconds: left), damagedRecord: damagedRecord)
         case .storeFailed(let reason, _):
             return "Locked: cannot record the attempt (\(reason)). Touch to retry"
         case .unlocked:
@@ -549,6 +552,7 @@ public struct LockScreen: Sendable {
             }
         }
         if wasLockout {
+            if session.lockedOutUntil == nil { damagedRecord = false }
             out.append(.redraw)
             out += countdownTick()
         }
@@ -692,6 +696,17 @@ public struct LockScreen: Sendable {
         case .enroll(let method):
             return [.notify(.enrollFailed(method, reason: "the display is busy: \(reason)"))]
         }
+    }
+
+    /// Root cleared the lockout on purpose (`touchlockctl lockout --reset`): no failures,
+    /// input taken again. Refused while an attempt is being checked or stored.
+    public mutating func resetLockout(at now: Instant) throws(EnrollRefusal) -> [Action] {
+        self.now = max(self.now, now)
+        guard session.resetLockout() else { throw .busy(session.state.name) }
+        damagedRecord = false
+        var out: [Action] = [.redraw]
+        if enrollment == nil, active == .code, session.acceptsInput { out += onCode(at: now) { $0.reset(at: now) } }
+        return out
     }
 
     // MARK: the pads' actions

@@ -25,7 +25,7 @@ public struct LockoutSchedule: Hashable, Sendable, CustomStringConvertible {
     public func wait(after failures: Int) -> Interval {
         guard failures > 0, let last = seconds.last else { return Interval(microseconds: 0) }
         let s = failures <= seconds.count ? seconds[failures - 1] : last
-        return Interval(microseconds: s * 1_000_000)
+        return Interval(microseconds: s.saturatingMultiplied(by: 1_000_000))
     }
 
     /// "gatekeeper", "none", or a comma-separated list of seconds per failure.
@@ -67,12 +67,24 @@ public struct LockoutRecord: Hashable, Sendable {
     /// The record as it holds at `now` after a restart. On the same boot the remaining
     /// wait is honoured as it was; after a reboot the monotonic clock started again, so,
     /// as Gatekeeper does, the full wait for the count is armed again from `now`
-    /// (without counting a failure).
+    /// (without counting a failure). A record of the same boot with failures but no
+    /// deadline (a wait never stored) is treated the same way: the full wait again.
     public func restored(sameBoot: Bool, now: Instant, schedule: LockoutSchedule) -> LockoutRecord {
-        if sameBoot {
-            if let d = deadline, d > now { return self }
-            return LockoutRecord(failures: failures, deadline: nil)
+        if sameBoot, let d = deadline {
+            return d > now ? self : LockoutRecord(failures: failures, deadline: nil)
         }
+        return Self.fullWait(failures: failures, now: now, schedule: schedule)
+    }
+
+    /// The record a damaged or unreadable state file stands for: at least
+    /// `damagedCount` failures (more if a complete line of it said more), with the full
+    /// wait for that count from `now`. Never fewer failures than the file could have held
+    /// up to `damagedCount`.
+    public static func damaged(readable: Int, damagedCount: Int, now: Instant, schedule: LockoutSchedule) -> LockoutRecord {
+        fullWait(failures: max(readable, damagedCount, 1), now: now, schedule: schedule)
+    }
+
+    static func fullWait(failures: Int, now: Instant, schedule: LockoutSchedule) -> LockoutRecord {
         let wait = schedule.wait(after: failures)
         return LockoutRecord(failures: failures, deadline: wait.microseconds > 0 ? now + wait : nil)
     }
@@ -126,7 +138,7 @@ extension Interval {
     /// "1:05" (minutes and seconds), "2:03:04", or "3 d 4 h" for long waits, rounded up
     /// to the second, for the countdown on screen.
     public var countdown: String {
-        let total = (microseconds + 999_999) / 1_000_000
+        let total = microseconds.saturatingAdding(999_999) / 1_000_000
         if total <= 0 { return "0:00" }
         let d = total / 86_400, h = (total % 86_400) / 3600, m = (total % 3600) / 60, s = total % 60
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }

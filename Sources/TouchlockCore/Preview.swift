@@ -22,10 +22,10 @@ public enum Preview {
     public static func lockScreen(config: Config, screen: Screen, state: String, size: Size,
                                   density: Density) throws(Failure) -> LockScreen {
         var config = config
-        let parts = state.split(separator: ":", maxSplits: 1).map(String.init)
-        let name = parts[0]
-        let k = parts.count > 1 ? Int(parts[1]) : nil
-        if parts.count > 1 && k == nil { throw Failure(description: "state \(state): expected a number after ':'") }
+        let parts = state.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let name = parts.first ?? ""
+        let k = parts.count > 1 ? Int(parts[1]).flatMap { $0 >= 0 ? $0 : nil } : nil
+        if parts.count > 1 && k == nil { throw Failure(description: "state \(state): expected a whole number from 0 after ':'") }
         switch screen {
         case .pattern: if config.screens.methods == .code { config.screens.methods = .both }
         case .code: if config.screens.methods == .pattern { config.screens.methods = .both }

@@ -234,6 +234,24 @@ public struct Session: Sendable {
         }
     }
 
+    /// Root cleared the failures and the wait on purpose; false (nothing changed) while an
+    /// attempt is being checked or stored, whose result would carry the old count.
+    public mutating func resetLockout() -> Bool {
+        switch state {
+        case .verifying, .storing, .storeFailed:
+            return false
+        case .locked, .wrong, .lockout:
+            failures = 0
+            pendingDeadline = nil
+            wrongGuesses.removeAll()
+            transition(to: .locked, "lockout reset")
+            return true
+        case .unlocked:
+            failures = 0
+            return true
+        }
+    }
+
     /// A client asked to lock again.
     public mutating func lock() -> [Action] {
         switch state {

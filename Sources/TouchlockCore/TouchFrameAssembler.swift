@@ -323,7 +323,8 @@ private struct ContactEngine {
     static func distance(_ a: DevicePoint?, _ b: DevicePoint?) -> Int64 {
         guard let a, let b else { return a == nil && b == nil ? 0 : Int64.max / 4 }
         let dx = Int64(a.x) - Int64(b.x), dy = Int64(a.y) - Int64(b.y)
-        return dx * dx + dy * dy
+        // Axis values span 32 bits: the squares can exceed Int64.
+        return (dx.saturatingMultiplied(by: dx)).saturatingAdding(dy.saturatingMultiplied(by: dy))
     }
 
     mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {

@@ -19,13 +19,14 @@ public struct GuessDigester: Sendable {
 
     /// The digest of `secret`, which is wiped.
     public func digest(_ secret: inout [UInt8]) -> [UInt8] {
-        defer { SecretHash.wipe(&secret) }
-        var data = crypt_data()
-        defer { withUnsafeMutableBytes(of: &data) { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } } }
-        var phrase = secret.map { CChar(bitPattern: $0) } + [0]
-        defer { phrase.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } } }
-        guard let out = crypt_r(phrase, setting, &data) else { return [] }
-        let full = Array(String(cString: out).utf8)
+        guard let buffer = try? SecretHash.locked(&secret) else { return [] }
+        return digest(buffer)
+    }
+
+    /// The digest of a secret in a locked buffer (left as it is).
+    public func digest(_ secret: SecretBuffer) -> [UInt8] {
+        guard let s = try? SecretHash.run(secret, setting: setting) else { return [] }
+        let full = Array(s.utf8)
         // Only the part after the last '$': the salt is the same for every digest.
         if let i = full.lastIndex(of: UInt8(ascii: "$")) { return Array(full[(i + 1)...]) }
         return full

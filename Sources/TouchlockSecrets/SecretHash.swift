@@ -12,7 +12,11 @@ public enum SecretHash {
     /// Hashes `secret` with a fresh random salt; `prefix` chooses the method ("$y$" is
     /// yescrypt), `cost` its work factor (0: libxcrypt's default).
     public static func make(_ secret: inout [UInt8], prefix: String = "$y$", cost: UInt = 0) throws(Failure) -> String {
-        defer { wipe(&secret) }
+        try make(locked(&secret), prefix: prefix, cost: cost)
+    }
+
+    /// The same from a locked buffer (left as it is).
+    public static func make(_ secret: SecretBuffer, prefix: String = "$y$", cost: UInt = 0) throws(Failure) -> String {
         var salt = [CChar](repeating: 0, count: Int(CRYPT_GENSALT_OUTPUT_SIZE))
         // A nil random source makes libxcrypt read the kernel's (getrandom).
         guard crypt_gensalt_rn(prefix, cost, nil, 0, &salt, Int32(salt.count)) != nil else {
@@ -24,29 +28,52 @@ public enum SecretHash {
     /// True when `secret` hashes to `hash`. The comparison takes the same time wherever
     /// the hashes first differ.
     public static func verify(_ secret: inout [UInt8], against hash: String) -> Bool {
-        defer { wipe(&secret) }
+        guard let buffer = try? locked(&secret) else { return false }
+        return verify(buffer, against: hash)
+    }
+
+    /// The same from a locked buffer (left as it is).
+    public static func verify(_ secret: SecretBuffer, against hash: String) -> Bool {
         guard let computed = try? run(secret, setting: Array(hash.utf8CString)) else { return false }
         return constantTimeEqual(Array(computed.utf8), Array(hash.utf8))
     }
 
-    private static func run(_ secret: [UInt8], setting: [CChar]) throws(Failure) -> String {
-        var data = crypt_data()
-        defer { withUnsafeMutableBytes(of: &data) { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } } }
-        var phrase = secret.map { CChar(bitPattern: $0) } + [0]
-        defer { phrase.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, $0.count) } } }
-        guard let out = crypt_r(phrase, setting, &data) else {
-            throw Failure(description: "crypt_r: \(String(cString: strerror(errno)))")
+    /// `secret` moved into a locked buffer; the array is wiped.
+    static func locked(_ secret: inout [UInt8]) throws(Failure) -> SecretBuffer {
+        do { return try SecretBuffer(taking: &secret) } catch {
+            SecretHash.wipe(&secret)
+            throw Failure(description: "\(error)")
         }
-        let s = String(cString: out)
-        // libxcrypt signals failure with a hash starting with '*'.
-        if s.hasPrefix("*") { throw Failure(description: "the hash setting is not valid") }
-        return s
+    }
+
+    /// crypt_r on `secret` with the setting (a salt, or a whole hash). The phrase and
+    /// crypt_r's work area live in one more locked buffer, zeroed when it goes.
+    static func run(_ secret: SecretBuffer, setting: [CChar]) throws(Failure) -> String {
+        let dataSize = MemoryLayout<crypt_data>.stride
+        let work: SecretBuffer
+        do { work = try SecretBuffer(capacity: dataSize + secret.count + 1) } catch { throw Failure(description: "\(error)") }
+        return try work.withUnsafeMutableRaw { raw throws(Failure) -> String in
+            // Fresh pages are zero: crypt_data starts as libxcrypt wants it, the phrase ends in NUL.
+            secret.withUnsafeBytes { bytes in
+                if let from = bytes.baseAddress, bytes.count > 0 { (raw + dataSize).copyMemory(from: from, byteCount: bytes.count) }
+            }
+            let data = raw.bindMemory(to: crypt_data.self, capacity: 1)
+            let phrase = (raw + dataSize).bindMemory(to: CChar.self, capacity: secret.count + 1)
+            guard let out = crypt_r(phrase, setting, data) else {
+                throw Failure(description: "crypt_r: \(String(cString: strerror(errno)))")
+            }
+            let s = String(cString: out)
+            // libxcrypt signals failure with a hash starting with '*'.
+            if s.hasPrefix("*") { throw Failure(description: "the hash setting is not valid") }
+            return s
+        }
     }
 
     /// True if `hash` is a hash libxcrypt can check secrets against.
     public static func isUsable(_ hash: String) -> Bool {
         guard StoredState.isHash(hash) else { return false }
-        return (try? run([], setting: Array(hash.utf8CString))) != nil
+        guard let empty = try? SecretBuffer(capacity: 1) else { return false }
+        return (try? run(empty, setting: Array(hash.utf8CString))) != nil
     }
 
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -128,18 +128,16 @@ public func serve(_ request: VerifierRequest, digester: GuessDigester?) -> Verif
     defer { request.wipe() }
     switch request {
     case .verify(let id, let hashes, let secret):
+        // Checked from one locked buffer (never swapped), whichever hash it is held against.
+        var copy = secret
+        guard let locked = try? SecretHash.locked(&copy) else { return .verified(id: id, matched: nil, digest: []) }
         var matched: Int?
         for (i, h) in hashes.enumerated() {
-            var copy = secret
-            let ok = h.map { SecretHash.verify(&copy, against: $0) } ?? false
-            SecretHash.wipe(&copy)
+            let ok = h.map { SecretHash.verify(locked, against: $0) } ?? false
             if ok && matched == nil { matched = i }
         }
         var digest: [UInt8] = []
-        if matched == nil, let digester {
-            var copy = secret
-            digest = digester.digest(&copy)
-        }
+        if matched == nil, let digester { digest = digester.digest(locked) }
         return .verified(id: id, matched: matched, digest: digest)
     case .hash(let id, let secret):
         var copy = secret

@@ -33,6 +33,15 @@ enum Commands {
                         options: [socket, .flag("openmetrics", help: "print the status and the figures as OpenMetrics text")],
                         footer: exitStatus),
             enroll,
+            CommandSpec("lockout", summary: "root: clear the failure count and the wait (logged)",
+                        usage: ["--reset"],
+                        about: """
+                            Clears the failure count and the wait of a lockout on purpose, also the
+                            lockout a damaged state file starts; the daemon writes a whole record and
+                            logs who asked. Root only.
+                            """,
+                        options: [socket, .flag("reset", help: "clear the count and the wait (required)")],
+                        footer: exitStatus),
             CommandSpec("hash-pattern", summary: "print the salted hash of a pattern read on standard input",
                         about: """
                             Reads a pattern on standard input (node numbers from 0, row by row from the

@@ -99,6 +99,10 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
                 fail("\(error)")
             }
         }
+    case "lockout":
+        guard invocation.parsed.flag("reset") else { throw invocation.usageError("lockout takes --reset") }
+        _ = request(connect(invocation.socket), .resetLockout, echo: true)
+        return Exit.ok
     case "enroll": return try enrollCommand(invocation)
     case "hash-pattern": return try hashPatternCommand(invocation)
     case "hash-code": return hashCodeCommand(invocation)

@@ -39,6 +39,8 @@ final class Daemon {
     private var awaiting = Awaiting.nothing
     /// `lock` requests waiting for the display.
     private var lockReplies: [(Result<Status.State, ControlError>) -> Void] = []
+    /// The failure count a damaged state file stands for.
+    private let damagedCount: Int
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
          terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil) {
@@ -50,7 +52,11 @@ final class Daemon {
         verifier = Verifier(loop: loop, secrets: store)
         let now = EventLoop.now()
         let stored = store.stored.lockout
-        let record = stored.restored(sameBoot: store.sameBoot, now: now, schedule: config.lockoutSchedule)
+        let record = store.damage != nil
+            ? LockoutRecord.damaged(readable: stored.failures, damagedCount: config.damagedCount,
+                                    now: now, schedule: config.lockoutSchedule)
+            : stored.restored(sameBoot: store.sameBoot, now: now, schedule: config.lockoutSchedule)
+        damagedCount = config.damagedCount
         if stored.failures > 0 || stored.deadline != nil {
             let left = record.deadline.map { " \(($0 - now).countdown) left" } ?? ""
             Log.info("restored \(record.failures) failure(s) in a row\(store.sameBoot ? "" : " (after a reboot: full wait)")\(left)")
@@ -61,6 +67,7 @@ final class Daemon {
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule))
+        lock.damagedRecord = store.damage != nil
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
@@ -283,7 +290,29 @@ final class Daemon {
         s.vt = terminal?.number
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
+        if let d = store.damage {
+            s.record = "damaged"
+            if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
+        }
         return s
+    }
+
+    /// Root cleared the lockout on purpose (`reset_lockout`): stored first, then applied.
+    func resetLockout(by who: String) -> Result<Status.State, ControlError> {
+        guard lock.enrollment == nil else { return .failure(ControlError(.busy, "an enrollment is under way")) }
+        var probe = lock
+        do { _ = try probe.resetLockout(at: EventLoop.now()) } catch {
+            return .failure(ControlError(.busy, "cannot reset the lockout now: \(error)"))
+        }
+        let failures = lock.session.failures
+        if let error = store.store(LockoutRecord()) {
+            return .failure(ControlError(.storeFailed, "cannot write \(store.path): \(error)"))
+        }
+        Log.info("lockout reset by \(who): \(failures) failure(s) cleared")
+        do { perform(try lock.resetLockout(at: EventLoop.now())) } catch {
+            Log.bug("lockout reset refused after it was stored: \(error)")
+        }
+        return .success(Status.State(lock.session.state))
     }
 
     /// A client asked to lock the device again; `done` is called once the lock screen is
@@ -324,7 +353,10 @@ final class Daemon {
     func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
         let actions: [LockScreen.Action]
         do {
-            actions = try lock.beginEnrollment(method, hasSecret: store.secretHash(for: method) != nil, at: EventLoop.now())
+            // After a damaged record a secret may have been lost with it: no enrollment on
+            // the locked screen until a whole record is written (a reset by root).
+            let hasSecret = store.secretHash(for: method) != nil || store.damage != nil
+            actions = try lock.beginEnrollment(method, hasSecret: hasSecret, at: EventLoop.now())
         } catch {
             Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(error)")
             return ControlError(.busy, "cannot enroll on the screen: \(error)")

@@ -13,11 +13,15 @@ final class StateStore {
     private(set) var stored: StoredState
     private let configuredPattern: String?
     private let configuredCode: String?
+    /// Why the file was refused at start-up (damaged or unreadable), until a whole
+    /// record is written.
+    private(set) var damage: String?
 
-    init(path: String, bootID: String?, stored: StoredState, config: Config) {
+    init(path: String, bootID: String?, stored: StoredState, config: Config, damage: String? = nil) {
         self.path = path
         self.bootID = bootID
         self.stored = stored
+        self.damage = damage
         configuredPattern = config.patternHash
         configuredCode = config.screens.codeHash
     }
@@ -80,6 +84,7 @@ final class StateStore {
             return "\(error.errno)"
         }
         stored = state
+        damage = nil
         return nil
     }
 }

@@ -201,13 +201,16 @@ func runVerifierChild() -> Never {
     if getppid() == 1 { exit(0) }  // the daemon is already gone
     var digester: GuessDigester?
     do { digester = try GuessDigester() } catch { digester = nil }
-    var buffer = [UInt8](repeating: 0, count: 4096)
+    Log.sink = { level, message in StandardStreams.error("touchlock-verifier: \(level.label): \(message)") }
+    Log.threshold = .warning
+    // Requests carry secrets: they are received into locked pages (never swapped).
+    guard let buffer = try? SecretBuffer(capacity: 4096) else { exit(2) }
     while true {
-        let n = recv(3, &buffer, buffer.count, 0)
+        let n = buffer.withUnsafeMutableStorage { recv(3, $0.baseAddress, $0.count, 0) }
         if n < 0 && errno == EINTR { continue }
         if n <= 0 { exit(0) }
-        let request = VerifierRequest.decode(Array(buffer[0..<n]))
-        buffer.withUnsafeMutableBytes { if let p = $0.baseAddress { explicit_bzero(p, n) } }
+        let request = buffer.withUnsafeMutableStorage { VerifierRequest.decode(Array($0.prefix(n))) }
+        buffer.wipe()
         guard let request else { exit(2) }  // only the daemon writes here
         var reply = serve(request, digester: digester).encoded()
         _ = Glibc.send(3, reply, reply.count, Int32(MSG_NOSIGNAL))

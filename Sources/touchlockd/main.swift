@@ -113,15 +113,21 @@ func main() {
         print(config.text, terminator: "")
         exit(0)
     }
+    // A damaged or unreadable record fails closed: the daemon starts locked out as after
+    // [lockout] damaged_count failures (Daemon), never from zero.
+    let reading: StoredState.Reading
+    do { reading = StoredState.read(try DurableFile.read(config.statePath)) } catch {
+        reading = .damaged(reason: "cannot read it: \(error)", salvaged: StoredState())
+    }
     var stored = StoredState()
-    do {
-        if let bytes = try DurableFile.read(config.statePath) {
-            do { stored = try StoredState(parsing: String(decoding: bytes, as: UTF8.self)) } catch {
-                fail("\(config.statePath): \(error); refusing to start rather than forget failed attempts")
-            }
-        }
-    } catch {
-        fail("cannot read the state file: \(error)")
+    var damage: String?
+    switch reading {
+    case .missing: break
+    case .whole(let s): stored = s
+    case .damaged(let reason, let salvaged):
+        stored = salvaged
+        damage = reason
+        Log.error("\(config.statePath): damaged record (\(reason)); starting locked out as after \(max(config.damagedCount, salvaged.lockout.failures)) failures\(salvaged.enrolled.isEmpty && salvaged.duressHash == nil ? "; the secrets of the config files apply" : "")")
     }
     if config.screens.methods != .code && stored.patternHash == nil && config.patternHash == nil {
         Log.warning("no pattern enrolled: the pattern unlocks nothing until one is (touchlockctl enroll pattern)")
@@ -136,7 +142,8 @@ func main() {
     let daemon: Daemon
     do {
         let display = try openDisplay(options, loop)
-        let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config)
+        let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
+                               damage: damage)
         let (terminal, absence) = openTerminal(config, options, loop, display)
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence)
@@ -153,6 +160,7 @@ func main() {
     control.enrollHandler = { daemon.enroll($0, $1) }
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
     control.clientGone = { daemon.clientGone($0) }
+    control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
     if let group = getgrnam(config.socketGroup) {
         do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
     } else {

@@ -120,8 +120,8 @@ private final class Ticker {
         let stranger = ControlServer.Peer(pid: 4, uid: 1002, gid: 1002, groups: [27])
         for kind in RequestKind.allCases {
             #expect(server.allowed(kind.access, root))
-            #expect(server.allowed(kind.access, member) == (kind != .enroll))
-            #expect(server.allowed(kind.access, primary) == (kind != .enroll))
+            #expect(server.allowed(kind.access, member) == (kind.access != .root))
+            #expect(server.allowed(kind.access, primary) == (kind.access != .root))
             #expect(server.allowed(kind.access, stranger) == (kind == .hello || geteuid() == 1002))
         }
         server.group = nil

@@ -165,7 +165,7 @@ extension LockScreen {
         #expect(back == st)
         #expect(back.enrolled == [.pattern])
         #expect(throws: StoredState.Error(line: 3, message: "unknown key 'fail'")) {
-            try StoredState(parsing: "version = 1\n\nfail = 3\n")
+            try StoredState(parsing: StoredState.sealed("version = 2\n\nfail = 3\n"))
         }
         #expect(throws: StoredState.Error.self) { try StoredState(parsing: "pattern_hash = 0-1-2-3\n") }
     }

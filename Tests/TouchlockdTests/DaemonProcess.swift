@@ -51,8 +51,9 @@ final class DaemonProcess {
     }
 
     /// Starts the daemon and waits for READY=1; throws if it exits first.
-    func start(replay: String?, extra: [String] = [], environment: [String] = []) throws {
-        var args = [Self.binary, "--config-root", dir, "-C", configPath, "--display", "headless", "--size", "640x400",
+    /// `prefix` runs the daemon through another program (prlimit, setpriv).
+    func start(replay: String?, extra: [String] = [], environment: [String] = [], prefix: [String] = []) throws {
+        var args = prefix + [Self.binary, "--config-root", dir, "-C", configPath, "--display", "headless", "--size", "640x400",
                     "--socket", socketPath, "--state", statePath]
         if let replay { args += ["--replay", replay] } else { args += ["--input", "evdev"] }
         args += extra
@@ -65,8 +66,8 @@ final class DaemonProcess {
         let cargs = args.map { strdup($0) } + [nil]
         let cenv = env.map { strdup($0) } + [nil]
         defer { cargs.forEach { free($0) }; cenv.forEach { free($0) }; env.removeAll() }
-        let r = posix_spawn(&pid, Self.binary, &actions, nil, cargs, cenv)
-        guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), Self.binary) }
+        let r = posix_spawn(&pid, args[0], &actions, nil, cargs, cenv)
+        guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), args[0]) }
         guard try waitNotify("READY=1", timeout: 20_000) else {
             throw SystemError("touchlockd", Errno(rawValue: ETIMEDOUT), "no READY=1; log:\n\(log)")
         }
