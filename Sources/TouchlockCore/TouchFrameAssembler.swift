@@ -12,25 +12,44 @@
 /// `began` once and `ended` once; a touch that begins and ends within one frame is
 /// reported both in that frame.
 public struct TouchFrameAssembler: Sendable {
-    public let mode: TouchMode
-    // Exactly one of these is set, by `mode`.
-    private var slotEngine: SlotEngine?
-    private var contactEngine: ContactEngine?
-    private var singleEngine: SingleEngine?
+    /// One engine per protocol, each with only the state its protocol has.
+    private enum Engine: Sendable {
+        case slots(SlotEngine)
+        case contacts(ContactEngine)
+        case single(SingleEngine)
+    }
+    private var engine: Engine
     /// After SYN_DROPPED the kernel's events up to the next SYN_REPORT are incomplete.
     private var dropping = false
 
     public init(mode: TouchMode) {
-        self.mode = mode
         switch mode {
-        case .multitouchB(let n): slotEngine = SlotEngine(slotCount: n)
-        case .multitouchA: contactEngine = ContactEngine()
-        case .single(let button, let x, let y): singleEngine = SingleEngine(button: button, xCode: x, yCode: y)
+        case .multitouchB(let n): engine = .slots(SlotEngine(slotCount: n))
+        case .multitouchA: engine = .contacts(ContactEngine())
+        case .single(let button, let x, let y): engine = .single(SingleEngine(button: button, xCode: x, yCode: y))
         }
     }
 
     /// A protocol B assembler with `slotCount` slots.
     public init(slotCount: Int) { self.init(mode: .multitouchB(slots: slotCount)) }
+
+    public var mode: TouchMode {
+        switch engine {
+        case .slots(let e): .multitouchB(slots: e.slots.count)
+        case .contacts: .multitouchA
+        case .single(let e): .single(button: e.button, x: e.xCode, y: e.yCode)
+        }
+    }
+
+    /// Runs the engine's part of an event; the engine is written back, in place.
+    private mutating func run<R>(slots: (inout SlotEngine) -> R, contacts: (inout ContactEngine) -> R,
+                                 single: (inout SingleEngine) -> R) -> R {
+        switch engine {
+        case .slots(var e): defer { engine = .slots(e) }; return slots(&e)
+        case .contacts(var e): defer { engine = .contacts(e) }; return contacts(&e)
+        case .single(var e): defer { engine = .single(e) }; return single(&e)
+        }
+    }
 
     /// Feeds one event; returns a frame at a SYN_REPORT that changed something.
     public mutating func feed(_ e: InputEvent) -> TouchFrame? {
@@ -39,16 +58,13 @@ public struct TouchFrameAssembler: Sendable {
             switch e.code {
             case EventCode.SYN_REPORT:
                 if dropping { dropping = false; return nil }
-                switch mode {
-                case .multitouchB: return slotEngine!.report(at: e.time)
-                case .multitouchA: return contactEngine!.report(at: e.time)
-                case .single: return singleEngine!.report(at: e.time)
-                }
+                return run(slots: { $0.report(at: e.time) }, contacts: { $0.report(at: e.time) },
+                           single: { $0.report(at: e.time) })
             case EventCode.SYN_MT_REPORT:
                 if dropping { return nil }
-                switch mode {
-                case .multitouchA: contactEngine!.mtReport()
-                case .multitouchB, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
+                switch engine {
+                case .contacts(var c): c.mtReport(); engine = .contacts(c)
+                case .slots, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
                 }
                 return nil
             case EventCode.SYN_DROPPED:
@@ -61,17 +77,14 @@ public struct TouchFrameAssembler: Sendable {
             }
         case EventCode.EV_ABS:
             if dropping { return nil }
-            switch mode {
-            case .multitouchB: slotEngine!.absolute(e.code, e.value)
-            case .multitouchA: contactEngine!.absolute(e.code, e.value)
-            case .single: singleEngine!.absolute(e.code, e.value)
-            }
+            run(slots: { $0.absolute(e.code, e.value) }, contacts: { $0.absolute(e.code, e.value) },
+                single: { $0.absolute(e.code, e.value) })
             return nil
         case EventCode.EV_KEY:
             if dropping { return nil }
-            switch mode {
-            case .multitouchB, .multitouchA: break  // BTN_TOUCH follows the contacts; nothing to add
-            case .single: singleEngine!.key(e.code, e.value)
+            switch engine {
+            case .slots, .contacts: break  // BTN_TOUCH follows the contacts; nothing to add
+            case .single(var s): s.key(e.code, e.value); engine = .single(s)
             }
             return nil
         default:
@@ -84,29 +97,23 @@ public struct TouchFrameAssembler: Sendable {
     /// id ends its old touch and begins a new one. Returns the frame of those changes.
     public mutating func resync(to snapshot: DeviceSnapshot, at time: Instant) -> TouchFrame? {
         dropping = false
-        switch mode {
-        case .multitouchB: return slotEngine!.resync(snapshot, at: time)
-        case .multitouchA: return contactEngine!.resync(snapshot, at: time)
-        case .single: return singleEngine!.resync(snapshot, at: time)
-        }
+        return run(slots: { $0.resync(snapshot, at: time) }, contacts: { $0.resync(snapshot, at: time) },
+                   single: { $0.resync(snapshot, at: time) })
     }
 
     /// Ends every contact, as when the device goes away mid gesture.
     public mutating func releaseAll(at time: Instant) -> TouchFrame? {
         dropping = false
-        switch mode {
-        case .multitouchB: return slotEngine!.releaseAll(at: time)
-        case .multitouchA: return contactEngine!.releaseAll(at: time)
-        case .single: return singleEngine!.releaseAll(at: time)
-        }
+        return run(slots: { $0.releaseAll(at: time) }, contacts: { $0.releaseAll(at: time) },
+                   single: { $0.releaseAll(at: time) })
     }
 
     /// The touches down after the last frame, as (id, slot).
     public var touchesDown: [(id: Int, slot: Int?)] {
-        switch mode {
-        case .multitouchB: slotEngine!.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
-        case .multitouchA: contactEngine!.active.map { ($0.id, nil) }
-        case .single: singleEngine!.touchID.map { [($0, nil)] } ?? []
+        switch engine {
+        case .slots(let e): e.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
+        case .contacts(let e): e.active.map { ($0.id, nil) }
+        case .single(let e): e.touchID.map { [($0, nil)] } ?? []
         }
     }
 }
@@ -391,17 +398,17 @@ private struct SingleEngine {
         guard dirty else { return nil }
         dirty = false
         var touches: [Touch] = []
-        if endedID != nil {
+        if let id = endedID {
             if endedUnseen {
-                touches.append(Touch(id: endedID!, slot: nil, phase: .began, position: endedPosition))
+                touches.append(Touch(id: id, slot: nil, phase: .began, position: endedPosition))
                 endedUnseen = false
             }
-            touches.append(Touch(id: endedID!, slot: nil, phase: .ended, position: endedPosition))
+            touches.append(Touch(id: id, slot: nil, phase: .ended, position: endedPosition))
             endedID = nil
         }
-        if touchID != nil {
+        if let id = touchID {
             let phase: TouchPhase = began ? .began : (moved ? .moved : .stationary)
-            touches.append(Touch(id: touchID!, slot: nil, phase: phase, position: point(x, y)))
+            touches.append(Touch(id: id, slot: nil, phase: phase, position: point(x, y)))
         }
         began = false
         moved = false
