@@ -350,18 +350,24 @@ private struct ContactEngine {
 // MARK: single touch
 
 private struct SingleEngine {
+    /// A touch that ended in the current frame. A frame may end more than one: a release,
+    /// a press and a release again before one SYN_REPORT. `unseen`: it began in this same
+    /// frame too.
+    struct Ended: Sendable {
+        var id: Int
+        var position: DevicePoint?
+        var unseen: Bool
+    }
+
     let button: UInt16
     let xCode: UInt16
     let yCode: UInt16
     var x: Int32?
     var y: Int32?
-    var down = false
     var touchID: Int?
     var began = false
     var moved = false
-    var endedID: Int?
-    var endedPosition: DevicePoint?
-    var endedUnseen = false
+    var ended: [Ended] = []
     var dirty = false
     var nextID = 1
 
@@ -374,38 +380,45 @@ private struct SingleEngine {
         if code == yCode, y != value { y = value; moved = true; dirty = true }
     }
 
+    /// 1 presses, 0 releases; 2 is the kernel's autorepeat of a button held down and
+    /// changes nothing.
     mutating func key(_ code: UInt16, _ value: Int32) {
         guard code == button else { return }
-        let pressed = value != 0
-        if pressed == down { return }
-        down = pressed
-        dirty = true
-        if pressed {
-            touchID = nextID
-            nextID += 1
-            began = true
-            moved = false
-        } else if touchID != nil {
-            endedID = touchID
-            endedUnseen = began
-            endedPosition = point(x, y)
-            touchID = nil
-            began = false
+        switch value {
+        case 0: release()
+        case 1: press()
+        case 2: if touchID == nil { Log.bug("button \(code) repeated (value 2) while up") }
+        default: Log.bug("button \(code) with value \(value)")
         }
+    }
+
+    mutating func press() {
+        guard touchID == nil else { return }
+        touchID = nextID
+        nextID += 1
+        began = true
+        moved = false
+        dirty = true
+    }
+
+    mutating func release() {
+        guard let id = touchID else { return }
+        ended.append(Ended(id: id, position: point(x, y), unseen: began))
+        touchID = nil
+        began = false
+        dirty = true
     }
 
     mutating func report(at time: Instant) -> TouchFrame? {
         guard dirty else { return nil }
         dirty = false
         var touches: [Touch] = []
-        if let id = endedID {
-            if endedUnseen {
-                touches.append(Touch(id: id, slot: nil, phase: .began, position: endedPosition))
-                endedUnseen = false
-            }
-            touches.append(Touch(id: id, slot: nil, phase: .ended, position: endedPosition))
-            endedID = nil
+        // By id: the ended touches are older than the one down.
+        for e in ended {
+            if e.unseen { touches.append(Touch(id: e.id, slot: nil, phase: .began, position: e.position)) }
+            touches.append(Touch(id: e.id, slot: nil, phase: .ended, position: e.position))
         }
+        ended.removeAll(keepingCapacity: true)
         if let id = touchID {
             let phase: TouchPhase = began ? .began : (moved ? .moved : .stationary)
             touches.append(Touch(id: id, slot: nil, phase: phase, position: point(x, y)))
@@ -418,12 +431,12 @@ private struct SingleEngine {
     mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
         if let v = snap.axes[xCode] { absolute(xCode, v) }
         if let v = snap.axes[yCode] { absolute(yCode, v) }
-        key(button, snap.keys[button] ?? 0)
+        if snap.keys[button] ?? 0 != 0 { press() } else { release() }
         return report(at: time)
     }
 
     mutating func releaseAll(at time: Instant) -> TouchFrame? {
-        key(button, 0)
+        release()
         return report(at: time)
     }
 }
