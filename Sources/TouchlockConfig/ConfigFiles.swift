@@ -63,6 +63,12 @@ public enum ConfigFiles {
         if fstat(fileno(f), &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
             throw Config.Error(file: file, line: 0, message: "cannot read: is a directory")
         }
+        try apply(stream: f, named: file, to: &config)
+    }
+
+    /// Applies the settings read from an open stream; `file` names it in errors.
+    public static func apply(stream f: UnsafeMutablePointer<FILE>, named file: String,
+                             to config: inout Config) throws(Config.Error) {
         let context = Context(config)
         let user = Unmanaged.passUnretained(context).toOpaque()
         let line = ini_parse_file(f, { user, section, name, value in
