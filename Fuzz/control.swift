@@ -57,14 +57,15 @@ public func fuzzControl(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
               let ok = object["ok"] as? Bool else {
             fatalError("contract: a reply that is not a JSON object with \"ok\": \(String(decoding: reply, as: UTF8.self))")
         }
-        // The request's id as a reader of JSON sees it (one "id" key, an integer).
+        // The request's id as a reader of JSON sees it (one "id" key, an integer), read
+        // only when the reply says it answers one.
         let text = String(decoding: line, as: UTF8.self)
         let idKeys = text.components(separatedBy: "\"id\"").count - 1
-        if idKeys == 1,
+        let replied = object["id"] as? Int
+        if idKeys == 1, ok || replied != nil,
            let request = try? JSONSerialization.jsonObject(with: Data(line), options: [.fragmentsAllowed]) as? [String: Any],
            let id = request["id"] as? Int, String(describing: request["id"]!) == String(id) {
-            let replied = object["id"] as? Int
-            if ok || replied != nil { contract(replied == id, "reply id \(String(describing: replied)) to request id \(id)") }
+            contract(replied == id, "reply id \(String(describing: replied)) to request id \(id)")
         } else if idKeys == 0 && !text.contains("\\") {
             contract(!ok, "ok to a request without an id: \(String(decoding: line, as: UTF8.self))")
         }
