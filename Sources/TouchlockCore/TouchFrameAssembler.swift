@@ -6,7 +6,8 @@
 ///   busy slot ends the old touch and begins a new one;
 /// - protocol A: the contacts of each frame (separated by SYN_MT_REPORT) are matched to
 ///   the previous frame's by nearest distance, as the kernel's slot assignment does;
-/// - single touch: a button (BTN_TOUCH or BTN_LEFT) and two absolute axes.
+/// - single touch: a button (BTN_TOUCH or BTN_LEFT) and two absolute axes; value 1
+///   presses, 0 releases, and 2 (the kernel's autorepeat) changes nothing.
 ///
 /// A touch's phase advances only after its frame is emitted, so each touch is reported
 /// `began` once and `ended` once; a touch that begins and ends within one frame is
@@ -33,6 +34,7 @@ public struct TouchFrameAssembler: Sendable {
     /// A protocol B assembler with `slotCount` slots.
     public init(slotCount: Int) { self.init(mode: .multitouchB(slots: slotCount)) }
 
+    /// How the device's events are read (for protocol B, with the slots kept).
     public var mode: TouchMode {
         switch engine {
         case .slots(let e): .multitouchB(slots: e.slots.count)
