@@ -64,21 +64,55 @@ public enum ConfigFiles {
         if fstat(fileno(f), &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
             throw Config.Error(file: file, line: 0, message: "cannot read: is a directory")
         }
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, f)
+            contents += chunk[0..<n]
+            if n < chunk.count { break }
+        }
+        if ferror(f) != 0 {
+            throw Config.Error(file: file, line: 0, message: "cannot read: \(String(cString: strerror(errno)))")
+        }
+        try apply(contents: contents, named: file, to: &config)
+    }
+
+    /// Gives each `key = value` libinih reads to the settings; the first refusal stops it.
+    private static let handler: ini_handler = { user, section, name, value in
+        let context = Unmanaged<Context>.fromOpaque(user!).takeUnretainedValue()
+        let s = section.map { String(cString: $0) } ?? ""
+        let k = name.map { String(cString: $0) } ?? ""
+        let v = value.map { String(cString: $0) } ?? ""
+        do throws(Config.BadValue) {
+            try context.config.set(section: s, key: k, value: v)
+            return 1
+        } catch {
+            if context.firstError == nil { context.firstError = error.message }
+            return 0
+        }
+    }
+
+    /// libinih reads a line into a buffer of 200 bytes: the rest of a longer line would
+    /// be read as a line of its own.
+    public static let maxLineBytes = 199
+
+    /// Applies the settings in the bytes of a file; `file` names it in errors. Lines
+    /// must be UTF-8 text without NUL bytes, of at most `maxLineBytes` bytes, so that
+    /// nothing is read other than as written.
+    public static func apply(contents: [UInt8], named file: String, to config: inout Config) throws(Config.Error) {
+        var n = 0
+        for line in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            n += 1
+            func refuse(_ why: String) -> Config.Error { Config.Error(file: file, line: n, message: why) }
+            if line.count > maxLineBytes { throw refuse("line longer than \(maxLineBytes) bytes") }
+            if line.contains(0) { throw refuse("a NUL byte in the line") }
+            if String(validating: line, as: UTF8.self) == nil { throw refuse("not UTF-8 text") }
+        }
         let context = Context(config)
         let user = Unmanaged.passUnretained(context).toOpaque()
-        let line = ini_parse_file(f, { user, section, name, value in
-            let context = Unmanaged<Context>.fromOpaque(user!).takeUnretainedValue()
-            let s = section.map { String(cString: $0) } ?? ""
-            let k = name.map { String(cString: $0) } ?? ""
-            let v = value.map { String(cString: $0) } ?? ""
-            do throws(Config.BadValue) {
-                try context.config.set(section: s, key: k, value: v)
-                return 1
-            } catch {
-                if context.firstError == nil { context.firstError = error.message }
-                return 0
-            }
-        }, user)
+        let line = (contents + [0]).withUnsafeBufferPointer { text in
+            ini_parse_string(UnsafeRawPointer(text.baseAddress!).assumingMemoryBound(to: CChar.self), handler, user)
+        }
         if line > 0 {
             throw Config.Error(file: file, line: Int(line),
                                message: context.firstError ?? "expected 'key = value' or '[section]'")

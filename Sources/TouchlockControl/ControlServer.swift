@@ -55,24 +55,38 @@ public final class ControlServer {
         public func isMember(of group: UInt32) -> Bool { gid == group || groups.contains(group) }
     }
 
-    /// The group whose members may make `group` requests (nil: root only). The
-    /// server's own user is always allowed them, so an unprivileged daemon can be
-    /// tested by its own user.
-    public var group: UInt32?
-    /// Carries out `lock` and calls back, now or later on the loop (a VT switch takes a
-    /// few frames), with the state after it, or why not.
-    public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
+    /// What the server answers, apart from the socket: the handlers and the group.
+    public let requests: ControlRequests
+    /// The group whose members may make `group` requests (nil: root only).
+    public var group: UInt32? {
+        get { requests.group }
+        set { requests.group = newValue }
+    }
+    /// Carries out `lock` (see `ControlRequests.lockHandler`).
+    public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)? {
+        get { requests.lockHandler }
+        set { requests.lockHandler = newValue }
+    }
     /// Answers `metrics`.
-    public var metricsHandler: (() -> Metrics)?
+    public var metricsHandler: (() -> Metrics)? {
+        get { requests.metricsHandler }
+        set { requests.metricsHandler = newValue }
+    }
     /// Carries out `enroll` (which secret, its hash or nil to remove); nil on success.
-    /// A code's length has been checked against the pad in `status` by then.
-    public var enrollHandler: ((SecretKind, String?) -> ControlError?)?
-    /// Starts an enrollment on the screen of the method for the client with the given
-    /// serial number; nil when it began.
-    public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
-    /// Carries out `reset_lockout` for root (the peer, for the log); the state after it,
-    /// or why not.
-    public var resetLockoutHandler: ((Peer) -> Result<Status.State, ControlError>)?
+    public var enrollHandler: ((SecretKind, String?) -> ControlError?)? {
+        get { requests.enrollHandler }
+        set { requests.enrollHandler = newValue }
+    }
+    /// Starts an enrollment on the screen (see `ControlRequests.enrollScreenHandler`).
+    public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)? {
+        get { requests.enrollScreenHandler }
+        set { requests.enrollScreenHandler = newValue }
+    }
+    /// Carries out `reset_lockout` (see `ControlRequests.resetLockoutHandler`).
+    public var resetLockoutHandler: ((Peer) -> Result<Status.State, ControlError>)? {
+        get { requests.resetLockoutHandler }
+        set { requests.resetLockoutHandler = newValue }
+    }
     /// A client went away (closed, dropped); its serial number.
     public var clientGone: ((Int) -> Void)?
     private var nextSerial = 1
@@ -89,13 +103,7 @@ public final class ControlServer {
         group = gid
     }
 
-    func allowed(_ access: RequestKind.Access, _ peer: Peer) -> Bool {
-        switch access {
-        case .anyone: return true
-        case .root: return peer.uid == 0
-        case .group: return peer.uid == 0 || peer.uid == geteuid() || group.map { peer.isMember(of: $0) } ?? false
-        }
-    }
+    func allowed(_ access: RequestKind.Access, _ peer: Peer) -> Bool { requests.allowed(access, peer) }
 
     private final class Client {
         let fd: Int32
@@ -129,7 +137,6 @@ public final class ControlServer {
     public let path: String
     public let limits: Limits
     private let loop: EventLoop
-    private let status: () -> Status
     private var listener: Int32
     /// The socket file we bound, so `close` unlinks only our own.
     private let socketFile: (device: UInt64, inode: UInt64)
@@ -156,7 +163,7 @@ public final class ControlServer {
         self.path = path
         self.limits = limits
         self.loop = loop
-        self.status = status
+        self.requests = ControlRequests(status: status)
 
         try Self.makeParentDirectory(of: path)
         try Self.removeStaleSocket(at: path)
@@ -428,146 +435,20 @@ public final class ControlServer {
         updateInterest(client)
     }
 
-    private struct RawRequest: Decodable {
-        var id: Int?
-        var request: String?
-        var method: String?
-        var hash: String?
-        var length: Int?
-        var screen: Bool?
-    }
-
     private func answer(_ received: ArraySlice<UInt8>, from client: Client) {
-        var line = received
-        while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
-            line.removeLast()
+        var sender = ControlRequests.Sender(peer: client.peer, serial: client.serial, subscribed: client.subscribed)
+        // A reply may come later (lock): it goes to this client if it is still here, and
+        // until then the client is owed one (the idle timeout spares it).
+        let phase = ReplyPhase()
+        requests.answer(received, from: &sender) { [weak self, weak client] line in
+            if phase.later { client?.owed -= 1 }
+            guard let self, let client, !client.dropped else { return }
+            self.reply(line, to: client)
         }
-        if line.isEmpty { return }  // blank lines are ignored
-
-        let raw: RawRequest
-        do { raw = try codec.decode(RawRequest.self, from: line) } catch {
-            return reply(codec.reply(id: nil, ControlError(.badRequest, Self.describe(error))), to: client)
-        }
-        guard let id = raw.id else {
-            return reply(codec.reply(id: nil, ControlError(.badRequest, "missing \"id\"")), to: client)
-        }
-        guard let name = raw.request else {
-            return reply(codec.reply(id: id, ControlError(.badRequest, "missing \"request\"")), to: client)
-        }
-        guard let kind = RequestKind(rawValue: name) else {
-            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
-            return reply(codec.reply(id: id, ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))")),
-                         to: client)
-        }
-        guard allowed(kind.access, client.peer) else {
-            Log.warning("control: refused \(kind.rawValue) to \(client.peer)")
-            let who = kind.access == .root ? "root" : "root or the socket's group"
-            return reply(codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only")), to: client)
-        }
-        let answer: [UInt8]
-        do {
-            switch kind {
-            case .lock:
-                guard let lockHandler else {
-                    answer = codec.reply(id: id, ControlError(.unsupported, "this server does not lock"))
-                    break
-                }
-                // The reply goes out when the lock is done (or refused), to this client if
-                // it is still here.
-                client.owed += 1
-                lockHandler { [weak self, weak client] result in
-                    client?.owed -= 1
-                    guard let self, let client, !client.dropped else { return }
-                    var line: [UInt8]
-                    switch result {
-                    case .success(let state):
-                        do { line = try self.codec.reply(id: id, LockReply(state: state)) } catch {
-                            Log.bug("control: cannot encode the reply to lock: \(error)")
-                            line = self.codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
-                        }
-                    case .failure(let e): line = self.codec.reply(id: id, e)
-                    }
-                    self.reply(line, to: client)
-                }
-                return
-            case .metrics:
-                guard let metricsHandler else {
-                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no metrics"))
-                    break
-                }
-                answer = try codec.reply(id: id, metricsHandler())
-            case .enroll:
-                answer = try enroll(raw, id: id, from: client)
-            case .resetLockout:
-                guard let resetLockoutHandler else {
-                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no lockout"))
-                    break
-                }
-                switch resetLockoutHandler(client.peer) {
-                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
-                case .failure(let e): answer = codec.reply(id: id, e)
-                }
-            case .hello:
-                answer = try codec.reply(id: id, Hello())
-            case .status:
-                answer = try codec.reply(id: id, status())
-            case .subscribe:
-                if !client.subscribed { Log.debug("control: client fd \(client.fd) (\(client.peer)) subscribed") }
-                client.subscribed = true
-                answer = try codec.reply(id: id, Empty())
-            }
-        } catch {
-            Log.bug("control: cannot encode the reply to \(kind.rawValue): \(error)")
-            answer = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
-        }
-        reply(answer, to: client)
-    }
-
-    /// The reply to an enroll request.
-    private func enroll(_ raw: RawRequest, id: Int, from client: Client) throws -> [UInt8] {
-        let enrollment: EnrollRequest
-        do { enrollment = try EnrollRequest(method: raw.method, hash: raw.hash, length: raw.length, screen: raw.screen) } catch {
-            return codec.reply(id: id, error)
-        }
-        let kind: SecretKind, hash: String?
-        switch enrollment {
-        case .onScreen(let method):
-            guard let enrollScreenHandler else {
-                return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
-            }
-            if let e = enrollScreenHandler(method, client.serial) { return codec.reply(id: id, e) }
-            Log.info("control: \(method.rawValue) enrollment on the screen begun by \(client.peer)")
-            return try codec.reply(id: id, Empty())
-        case .store(let k, let h, let length):
-            // A code the pad on the screen cannot take could never be typed.
-            if let length, let pad = status().code?.length {
-                do { try CodeRules.fits(length, pad: pad) } catch {
-                    Log.warning("control: refused a \(length)-digit \(k.rawValue) from \(client.peer): the pad has \(pad) boxes")
-                    return codec.reply(id: id, ControlError(.badValue, error.message))
-                }
-            }
-            kind = k; hash = h
-        case .remove(let k):
-            kind = k; hash = nil
-        }
-        guard let enrollHandler else {
-            return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll"))
-        }
-        if let e = enrollHandler(kind, hash) { return codec.reply(id: id, e) }
-        Log.info("control: \(kind.rawValue) secret \(hash == nil ? "removed" : "enrolled") by \(client.peer)")
-        return try codec.reply(id: id, Empty())
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted:
-            return "malformed JSON"
-        case DecodingError.typeMismatch(_, let context):
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return field.isEmpty ? "a request is a JSON object" : "\"\(field)\" has the wrong type"
-        default:
-            return "malformed request"
-        }
+        phase.later = true
+        client.owed += sender.awaiting
+        if sender.subscribed && !client.subscribed { Log.debug("control: client fd \(client.fd) (\(client.peer)) subscribed") }
+        client.subscribed = sender.subscribed
     }
 
     private func reply(_ line: [UInt8], to client: Client) {
@@ -660,4 +541,206 @@ public final class ControlServer {
         }
         throw SystemError("bind", Errno(rawValue: EADDRINUSE), "\(path) (another server is listening)")
     }
+}
+
+/// What the control socket answers, apart from any socket: each request line parsed,
+/// checked against who may ask, and handed to its handler. The server holds one; the
+/// control fuzz target (Fuzz/) drives one directly.
+/// Whether a reply is sent while its request is being answered, or later.
+private final class ReplyPhase {
+    var later = false
+}
+
+public final class ControlRequests {
+    /// The asking client, as far as the answers need it.
+    public struct Sender: Hashable, Sendable {
+        public var peer: ControlServer.Peer
+        /// Unique for the server's life.
+        public var serial: Int
+        /// Asked for events.
+        public var subscribed: Bool
+        /// Replies owed later (a `lock` waiting for the display).
+        public var awaiting = 0
+        public init(peer: ControlServer.Peer, serial: Int, subscribed: Bool = false) {
+            self.peer = peer; self.serial = serial; self.subscribed = subscribed
+        }
+    }
+
+    /// The group whose members may make `group` requests (nil: root only). The
+    /// server's own user is always allowed them, so an unprivileged daemon can be
+    /// tested by its own user.
+    public var group: UInt32?
+    /// Carries out `lock` and calls back, now or later on the loop (a VT switch takes a
+    /// few frames), with the state after it, or why not.
+    public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
+    /// Answers `metrics`.
+    public var metricsHandler: (() -> Metrics)?
+    /// Carries out `enroll` (which secret, its hash or nil to remove); nil on success.
+    /// A code's length has been checked against the pad in `status` by then.
+    public var enrollHandler: ((SecretKind, String?) -> ControlError?)?
+    /// Starts an enrollment on the screen of the method for the client with the given
+    /// serial number; nil when it began.
+    public var enrollScreenHandler: ((UnlockMethod, Int) -> ControlError?)?
+    /// Carries out `reset_lockout` for root (the peer, for the log); the state after it,
+    /// or why not.
+    public var resetLockoutHandler: ((ControlServer.Peer) -> Result<Status.State, ControlError>)?
+    private let status: () -> Status
+    private let codec = LineCodec()
+
+    /// `status` is asked for each `status` request.
+    public init(status: @escaping () -> Status) { self.status = status }
+
+    func allowed(_ access: RequestKind.Access, _ peer: ControlServer.Peer) -> Bool {
+        switch access {
+        case .anyone: return true
+        case .root: return peer.uid == 0
+        case .group: return peer.uid == 0 || peer.uid == geteuid() || group.map { peer.isMember(of: $0) } ?? false
+        }
+    }
+
+    private struct RawRequest: Decodable {
+        var id: Int?
+        var request: String?
+        var method: String?
+        var hash: String?
+        var length: Int?
+        var screen: Bool?
+    }
+
+    /// Answers one request line (a blank line gets no reply) through `send`, at once
+    /// or, for `lock`, when the handler calls back. `subscribe` sets `client.subscribed`.
+    public func answer(_ received: ArraySlice<UInt8>, from client: inout Sender,
+                       send: @escaping ([UInt8]) -> Void) {
+        func reply(_ line: [UInt8], to _: Sender) { send(line) }
+        var line = received
+        while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") {
+            line.removeLast()
+        }
+        if line.isEmpty { return }  // blank lines are ignored
+
+        let raw: RawRequest
+        do { raw = try codec.decode(RawRequest.self, from: line) } catch {
+            return reply(codec.reply(id: nil, ControlError(.badRequest, Self.describe(error))), to: client)
+        }
+        guard let id = raw.id else {
+            return reply(codec.reply(id: nil, ControlError(.badRequest, "missing \"id\"")), to: client)
+        }
+        guard let name = raw.request else {
+            return reply(codec.reply(id: id, ControlError(.badRequest, "missing \"request\"")), to: client)
+        }
+        guard let kind = RequestKind(rawValue: name) else {
+            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
+            return reply(codec.reply(id: id, ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))")),
+                         to: client)
+        }
+        guard allowed(kind.access, client.peer) else {
+            Log.warning("control: refused \(kind.rawValue) to \(client.peer)")
+            let who = kind.access == .root ? "root" : "root or the socket's group"
+            return reply(codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only")), to: client)
+        }
+        let answer: [UInt8]
+        do {
+            switch kind {
+            case .lock:
+                guard let lockHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server does not lock"))
+                    break
+                }
+                // The reply goes out when the lock is done (or refused), to this client if
+                // it is still here.
+                var answered = false
+                lockHandler { [codec] result in
+                    answered = true
+                    var line: [UInt8]
+                    switch result {
+                    case .success(let state):
+                        do { line = try codec.reply(id: id, LockReply(state: state)) } catch {
+                            Log.bug("control: cannot encode the reply to lock: \(error)")
+                            line = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
+                        }
+                    case .failure(let e): line = codec.reply(id: id, e)
+                    }
+                    send(line)
+                }
+                if !answered { client.awaiting += 1 }
+                return
+            case .metrics:
+                guard let metricsHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no metrics"))
+                    break
+                }
+                answer = try codec.reply(id: id, metricsHandler())
+            case .enroll:
+                answer = try enroll(raw, id: id, from: client)
+            case .resetLockout:
+                guard let resetLockoutHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server keeps no lockout"))
+                    break
+                }
+                switch resetLockoutHandler(client.peer) {
+                case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
+                case .failure(let e): answer = codec.reply(id: id, e)
+                }
+            case .hello:
+                answer = try codec.reply(id: id, Hello())
+            case .status:
+                answer = try codec.reply(id: id, status())
+            case .subscribe:
+                client.subscribed = true
+                answer = try codec.reply(id: id, Empty())
+            }
+        } catch {
+            Log.bug("control: cannot encode the reply to \(kind.rawValue): \(error)")
+            answer = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
+        }
+        reply(answer, to: client)
+    }
+
+    /// The reply to an enroll request.
+    private func enroll(_ raw: RawRequest, id: Int, from client: Sender) throws -> [UInt8] {
+        let enrollment: EnrollRequest
+        do { enrollment = try EnrollRequest(method: raw.method, hash: raw.hash, length: raw.length, screen: raw.screen) } catch {
+            return codec.reply(id: id, error)
+        }
+        let kind: SecretKind, hash: String?
+        switch enrollment {
+        case .onScreen(let method):
+            guard let enrollScreenHandler else {
+                return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll on the screen"))
+            }
+            if let e = enrollScreenHandler(method, client.serial) { return codec.reply(id: id, e) }
+            Log.info("control: \(method.rawValue) enrollment on the screen begun by \(client.peer)")
+            return try codec.reply(id: id, Empty())
+        case .store(let k, let h, let length):
+            // A code the pad on the screen cannot take could never be typed.
+            if let length, let pad = status().code?.length {
+                do { try CodeRules.fits(length, pad: pad) } catch {
+                    Log.warning("control: refused a \(length)-digit \(k.rawValue) from \(client.peer): the pad has \(pad) boxes")
+                    return codec.reply(id: id, ControlError(.badValue, error.message))
+                }
+            }
+            kind = k; hash = h
+        case .remove(let k):
+            kind = k; hash = nil
+        }
+        guard let enrollHandler else {
+            return codec.reply(id: id, ControlError(.unsupported, "this server does not enroll"))
+        }
+        if let e = enrollHandler(kind, hash) { return codec.reply(id: id, e) }
+        Log.info("control: \(kind.rawValue) secret \(hash == nil ? "removed" : "enrolled") by \(client.peer)")
+        return try codec.reply(id: id, Empty())
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted:
+            return "malformed JSON"
+        case DecodingError.typeMismatch(_, let context):
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return field.isEmpty ? "a request is a JSON object" : "\"\(field)\" has the wrong type"
+        default:
+            return "malformed request"
+        }
+    }
+
 }

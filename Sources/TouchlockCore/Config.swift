@@ -192,6 +192,10 @@ public struct Config: Sendable {
             }),
     ]
 
+    /// The longest value, so that every setting written back by `text` fits in a line
+    /// of a config file (199 bytes, libinih's limit) with its key.
+    public static let maxValueBytes = 160
+
     /// Sets `key` in `section` ("" outside any section) to `value` (comments stripped
     /// here). The message of a refusal names the key; the caller adds file and line.
     public mutating func set(section: String, key: String, value raw: String) throws(BadValue) {
@@ -208,7 +212,10 @@ public struct Config: Sendable {
         guard let k = found else {
             throw BadValue(message: section.isEmpty ? "unknown key '\(key)'" : "unknown key '\(key)' in [\(section)]")
         }
-        do { try k.set(&self, value) } catch {
+        do throws(BadValue) {
+            guard value.utf8.count <= Self.maxValueBytes else { throw BadValue(message: "longer than \(Self.maxValueBytes) bytes") }
+            try k.set(&self, value)
+        } catch {
             throw BadValue(message: "\(section.isEmpty ? "" : "[\(section)] ")\(key): \(error.message)")
         }
     }

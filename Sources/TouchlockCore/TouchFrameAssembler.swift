@@ -6,31 +6,52 @@
 ///   busy slot ends the old touch and begins a new one;
 /// - protocol A: the contacts of each frame (separated by SYN_MT_REPORT) are matched to
 ///   the previous frame's by nearest distance, as the kernel's slot assignment does;
-/// - single touch: a button (BTN_TOUCH or BTN_LEFT) and two absolute axes.
+/// - single touch: a button (BTN_TOUCH or BTN_LEFT) and two absolute axes; value 1
+///   presses, 0 releases, and 2 (the kernel's autorepeat) changes nothing.
 ///
 /// A touch's phase advances only after its frame is emitted, so each touch is reported
 /// `began` once and `ended` once; a touch that begins and ends within one frame is
 /// reported both in that frame.
 public struct TouchFrameAssembler: Sendable {
-    public let mode: TouchMode
-    // Exactly one of these is set, by `mode`.
-    private var slotEngine: SlotEngine?
-    private var contactEngine: ContactEngine?
-    private var singleEngine: SingleEngine?
+    /// One engine per protocol, each with only the state its protocol has.
+    private enum Engine: Sendable {
+        case slots(SlotEngine)
+        case contacts(ContactEngine)
+        case single(SingleEngine)
+    }
+    private var engine: Engine
     /// After SYN_DROPPED the kernel's events up to the next SYN_REPORT are incomplete.
     private var dropping = false
 
     public init(mode: TouchMode) {
-        self.mode = mode
         switch mode {
-        case .multitouchB(let n): slotEngine = SlotEngine(slotCount: n)
-        case .multitouchA: contactEngine = ContactEngine()
-        case .single(let button, let x, let y): singleEngine = SingleEngine(button: button, xCode: x, yCode: y)
+        case .multitouchB(let n): engine = .slots(SlotEngine(slotCount: n))
+        case .multitouchA: engine = .contacts(ContactEngine())
+        case .single(let button, let x, let y): engine = .single(SingleEngine(button: button, xCode: x, yCode: y))
         }
     }
 
     /// A protocol B assembler with `slotCount` slots.
     public init(slotCount: Int) { self.init(mode: .multitouchB(slots: slotCount)) }
+
+    /// How the device's events are read (for protocol B, with the slots kept).
+    public var mode: TouchMode {
+        switch engine {
+        case .slots(let e): .multitouchB(slots: e.slots.count)
+        case .contacts: .multitouchA
+        case .single(let e): .single(button: e.button, x: e.xCode, y: e.yCode)
+        }
+    }
+
+    /// Runs the engine's part of an event; the engine is written back, in place.
+    private mutating func run<R>(slots: (inout SlotEngine) -> R, contacts: (inout ContactEngine) -> R,
+                                 single: (inout SingleEngine) -> R) -> R {
+        switch engine {
+        case .slots(var e): defer { engine = .slots(e) }; return slots(&e)
+        case .contacts(var e): defer { engine = .contacts(e) }; return contacts(&e)
+        case .single(var e): defer { engine = .single(e) }; return single(&e)
+        }
+    }
 
     /// Feeds one event; returns a frame at a SYN_REPORT that changed something.
     public mutating func feed(_ e: InputEvent) -> TouchFrame? {
@@ -39,16 +60,13 @@ public struct TouchFrameAssembler: Sendable {
             switch e.code {
             case EventCode.SYN_REPORT:
                 if dropping { dropping = false; return nil }
-                switch mode {
-                case .multitouchB: return slotEngine!.report(at: e.time)
-                case .multitouchA: return contactEngine!.report(at: e.time)
-                case .single: return singleEngine!.report(at: e.time)
-                }
+                return run(slots: { $0.report(at: e.time) }, contacts: { $0.report(at: e.time) },
+                           single: { $0.report(at: e.time) })
             case EventCode.SYN_MT_REPORT:
                 if dropping { return nil }
-                switch mode {
-                case .multitouchA: contactEngine!.mtReport()
-                case .multitouchB, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
+                switch engine {
+                case .contacts(var c): c.mtReport(); engine = .contacts(c)
+                case .slots, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
                 }
                 return nil
             case EventCode.SYN_DROPPED:
@@ -61,17 +79,14 @@ public struct TouchFrameAssembler: Sendable {
             }
         case EventCode.EV_ABS:
             if dropping { return nil }
-            switch mode {
-            case .multitouchB: slotEngine!.absolute(e.code, e.value)
-            case .multitouchA: contactEngine!.absolute(e.code, e.value)
-            case .single: singleEngine!.absolute(e.code, e.value)
-            }
+            run(slots: { $0.absolute(e.code, e.value) }, contacts: { $0.absolute(e.code, e.value) },
+                single: { $0.absolute(e.code, e.value) })
             return nil
         case EventCode.EV_KEY:
             if dropping { return nil }
-            switch mode {
-            case .multitouchB, .multitouchA: break  // BTN_TOUCH follows the contacts; nothing to add
-            case .single: singleEngine!.key(e.code, e.value)
+            switch engine {
+            case .slots, .contacts: break  // BTN_TOUCH follows the contacts; nothing to add
+            case .single(var s): s.key(e.code, e.value); engine = .single(s)
             }
             return nil
         default:
@@ -84,29 +99,23 @@ public struct TouchFrameAssembler: Sendable {
     /// id ends its old touch and begins a new one. Returns the frame of those changes.
     public mutating func resync(to snapshot: DeviceSnapshot, at time: Instant) -> TouchFrame? {
         dropping = false
-        switch mode {
-        case .multitouchB: return slotEngine!.resync(snapshot, at: time)
-        case .multitouchA: return contactEngine!.resync(snapshot, at: time)
-        case .single: return singleEngine!.resync(snapshot, at: time)
-        }
+        return run(slots: { $0.resync(snapshot, at: time) }, contacts: { $0.resync(snapshot, at: time) },
+                   single: { $0.resync(snapshot, at: time) })
     }
 
     /// Ends every contact, as when the device goes away mid gesture.
     public mutating func releaseAll(at time: Instant) -> TouchFrame? {
         dropping = false
-        switch mode {
-        case .multitouchB: return slotEngine!.releaseAll(at: time)
-        case .multitouchA: return contactEngine!.releaseAll(at: time)
-        case .single: return singleEngine!.releaseAll(at: time)
-        }
+        return run(slots: { $0.releaseAll(at: time) }, contacts: { $0.releaseAll(at: time) },
+                   single: { $0.releaseAll(at: time) })
     }
 
     /// The touches down after the last frame, as (id, slot).
     public var touchesDown: [(id: Int, slot: Int?)] {
-        switch mode {
-        case .multitouchB: slotEngine!.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
-        case .multitouchA: contactEngine!.active.map { ($0.id, nil) }
-        case .single: singleEngine!.touchID.map { [($0, nil)] } ?? []
+        switch engine {
+        case .slots(let e): e.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
+        case .contacts(let e): e.active.map { ($0.id, nil) }
+        case .single(let e): e.touchID.map { [($0, nil)] } ?? []
         }
     }
 }
@@ -344,18 +353,24 @@ private struct ContactEngine {
 // MARK: single touch
 
 private struct SingleEngine {
+    /// A touch that ended in the current frame. A frame may end more than one: a release,
+    /// a press and a release again before one SYN_REPORT. `unseen`: it began in this same
+    /// frame too.
+    struct Ended: Sendable {
+        var id: Int
+        var position: DevicePoint?
+        var unseen: Bool
+    }
+
     let button: UInt16
     let xCode: UInt16
     let yCode: UInt16
     var x: Int32?
     var y: Int32?
-    var down = false
     var touchID: Int?
     var began = false
     var moved = false
-    var endedID: Int?
-    var endedPosition: DevicePoint?
-    var endedUnseen = false
+    var ended: [Ended] = []
     var dirty = false
     var nextID = 1
 
@@ -368,41 +383,48 @@ private struct SingleEngine {
         if code == yCode, y != value { y = value; moved = true; dirty = true }
     }
 
+    /// 1 presses, 0 releases; 2 is the kernel's autorepeat of a button held down and
+    /// changes nothing.
     mutating func key(_ code: UInt16, _ value: Int32) {
         guard code == button else { return }
-        let pressed = value != 0
-        if pressed == down { return }
-        down = pressed
-        dirty = true
-        if pressed {
-            touchID = nextID
-            nextID += 1
-            began = true
-            moved = false
-        } else if touchID != nil {
-            endedID = touchID
-            endedUnseen = began
-            endedPosition = point(x, y)
-            touchID = nil
-            began = false
+        switch value {
+        case 0: release()
+        case 1: press()
+        case 2: if touchID == nil { Log.bug("button \(code) repeated (value 2) while up") }
+        default: Log.bug("button \(code) with value \(value)")
         }
+    }
+
+    mutating func press() {
+        guard touchID == nil else { return }
+        touchID = nextID
+        nextID += 1
+        began = true
+        moved = false
+        dirty = true
+    }
+
+    mutating func release() {
+        guard let id = touchID else { return }
+        ended.append(Ended(id: id, position: point(x, y), unseen: began))
+        touchID = nil
+        began = false
+        dirty = true
     }
 
     mutating func report(at time: Instant) -> TouchFrame? {
         guard dirty else { return nil }
         dirty = false
         var touches: [Touch] = []
-        if endedID != nil {
-            if endedUnseen {
-                touches.append(Touch(id: endedID!, slot: nil, phase: .began, position: endedPosition))
-                endedUnseen = false
-            }
-            touches.append(Touch(id: endedID!, slot: nil, phase: .ended, position: endedPosition))
-            endedID = nil
+        // By id: the ended touches are older than the one down.
+        for e in ended {
+            if e.unseen { touches.append(Touch(id: e.id, slot: nil, phase: .began, position: e.position)) }
+            touches.append(Touch(id: e.id, slot: nil, phase: .ended, position: e.position))
         }
-        if touchID != nil {
+        ended.removeAll(keepingCapacity: true)
+        if let id = touchID {
             let phase: TouchPhase = began ? .began : (moved ? .moved : .stationary)
-            touches.append(Touch(id: touchID!, slot: nil, phase: phase, position: point(x, y)))
+            touches.append(Touch(id: id, slot: nil, phase: phase, position: point(x, y)))
         }
         began = false
         moved = false
@@ -412,12 +434,12 @@ private struct SingleEngine {
     mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame? {
         if let v = snap.axes[xCode] { absolute(xCode, v) }
         if let v = snap.axes[yCode] { absolute(yCode, v) }
-        key(button, snap.keys[button] ?? 0)
+        if snap.keys[button] ?? 0 != 0 { press() } else { release() }
         return report(at: time)
     }
 
     mutating func releaseAll(at time: Instant) -> TouchFrame? {
-        key(button, 0)
+        release()
         return report(at: time)
     }
 }

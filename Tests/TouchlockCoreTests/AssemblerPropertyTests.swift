@@ -187,3 +187,144 @@ struct SimulatedPanel {
         #expect(ledger.unended.isEmpty, "seed \(seed)")
     }
 }
+
+/// Streams as real panels and broken drivers send them: button values of 2 (the kernel's
+/// autorepeat), several presses in one frame, the other protocols' markers (SYN_MT_REPORT,
+/// ABS_MT_* and single-touch axes) mixed in. Whatever the noise, every touch that began
+/// ends exactly once, and after a full lift-off nothing is down and nothing is owed an end.
+@Suite struct AssemblerNoisyStreamTests {
+    static let seeds: [UInt64] = Array(1...40)
+
+    /// Events a device of another protocol would send; none of them moves a contact here.
+    /// `button`: the single-touch device's own button, left out.
+    static func foreignMarker(_ s: inout EventScript, _ r: inout SeededRandom, protocol p: String, button: UInt16? = nil) {
+        let key = button == EventCode.BTN_TOUCH ? EventCode.BTN_LEFT : EventCode.BTN_TOUCH
+        switch r.int(0...5) {
+        case 0: if p != "A" { s.syn(EventCode.SYN_MT_REPORT) } else { s.key(EventCode.BTN_LEFT, r.int(0...2)) }
+        case 1: s.key(key, r.int(0...2))
+        case 2: s.key(EventCode.BTN_TOOL_PEN, r.int(0...2))
+        case 3: if p != "single" { s.abs(EventCode.ABS_X, r.int(0...4095)) } else { s.abs(EventCode.ABS_MT_POSITION_X, r.int(0...4095)) }
+        case 4: if p == "single" { s.abs(EventCode.ABS_MT_TRACKING_ID, r.int(-1...9)) } else { s.abs(EventCode.ABS_Y, r.int(0...4095)) }
+        default: if p != "B" { s.abs(EventCode.ABS_MT_SLOT, r.int(0...3)) } else { s.key(key, 2) }
+        }
+    }
+
+    @Test(arguments: seeds)
+    func singleTouchEndsEveryTouchWhateverTheButtonValuesAndMarkers(seed: UInt64) {
+        var r = SeededRandom(seed: seed)
+        let button = seed % 2 == 0 ? EventCode.BTN_TOUCH : EventCode.BTN_LEFT
+        var a = TouchFrameAssembler(mode: .single(button: button, x: EventCode.ABS_X, y: EventCode.ABS_Y))
+        var ledger = TouchLedger()
+        var s = EventScript()
+        var down = false
+        for _ in 0..<300 {
+            for _ in 0..<Int(r.int(0...8)) {
+                switch r.int(0...6) {
+                case 0, 1: down.toggle(); s.key(button, down ? 1 : 0)   // several presses may share a frame
+                case 2: s.key(button, 2)                                 // a repeat changes nothing, down or up
+                case 3: s.key(button, down ? 1 : 0)                      // the state again
+                case 4: s.abs(r.chance(0.5) ? EventCode.ABS_X : EventCode.ABS_Y, r.int(0...4095))
+                default: Self.foreignMarker(&s, &r, protocol: "single", button: button)
+                }
+            }
+            s.syn()
+            for e in s.events { ledger.record(a.feed(e)) }
+            s.events.removeAll()
+            #expect(a.touchesDown.count == (down ? 1 : 0), "seed \(seed)")
+            if !down { #expect(ledger.unended.isEmpty, "seed \(seed): touches \(ledger.unended.sorted()) never ended after a lift-off") }
+        }
+        ledger.record(a.releaseAll(at: Instant(microseconds: s.time)))
+        #expect(ledger.problems.isEmpty, "seed \(seed): \(ledger.problems.prefix(3))")
+        #expect(ledger.unended.isEmpty, "seed \(seed)")
+        #expect(!ledger.began.isEmpty)
+    }
+
+    @Test(arguments: seeds)
+    func protocolBEndsEveryTouchWhateverTheMarkersMixedIn(seed: UInt64) {
+        var r = SeededRandom(seed: seed)
+        let slotCount = [2, 5, 10][Int(seed % 3)]
+        var panel = SimulatedPanel(slots: slotCount)
+        var a = TouchFrameAssembler(slotCount: slotCount)
+        var ledger = TouchLedger()
+        for _ in 0..<300 {
+            if r.chance(0.1) {
+                // A full lift-off: every slot emptied in one frame.
+                for i in panel.downSlots {
+                    panel.script.abs(EventCode.ABS_MT_SLOT, Int32(i)); panel.current = Int32(i)
+                    panel.script.abs(EventCode.ABS_MT_TRACKING_ID, -1)
+                    panel.slots[i].trackingID = -1
+                    if r.chance(0.3) { Self.foreignMarker(&panel.script, &r, protocol: "B") }
+                }
+                panel.script.key(EventCode.BTN_TOUCH, r.chance(0.8) ? 0 : 2)
+            } else {
+                for _ in 0..<Int(r.int(1...4)) {
+                    if r.chance(0.4) { Self.foreignMarker(&panel.script, &r, protocol: "B") } else { panel.step(&r, send: true) }
+                }
+            }
+            panel.script.syn()
+            for e in panel.script.events { ledger.record(a.feed(e)) }
+            panel.script.events.removeAll()
+            let down = a.touchesDown
+            #expect(down.compactMap(\.slot) == panel.downSlots, "seed \(seed)")
+            #expect(Set(down.map(\.id)) == ledger.unended, "seed \(seed)")
+        }
+        ledger.record(a.releaseAll(at: Instant(microseconds: panel.script.time)))
+        #expect(ledger.problems.isEmpty, "seed \(seed): \(ledger.problems.prefix(3))")
+        #expect(ledger.unended.isEmpty, "seed \(seed)")
+    }
+
+    @Test(arguments: seeds)
+    func protocolAEndsEveryTouchWhateverTheMarkersMixedIn(seed: UInt64) {
+        var r = SeededRandom(seed: seed)
+        var a = TouchFrameAssembler(mode: .multitouchA)
+        var ledger = TouchLedger()
+        var s = EventScript()
+        var fingers: [(Int32, Int32)] = []
+        for _ in 0..<300 {
+            if r.chance(0.1) { fingers.removeAll() }   // a full lift-off
+            if fingers.count < 10 && r.chance(0.3) { fingers.append((r.int(0...9600), r.int(0...7200))) }
+            if !fingers.isEmpty && r.chance(0.15) { fingers.remove(at: Int(r.int(0...Int32(fingers.count - 1)))) }
+            fingers = fingers.map { ($0.0 + r.int(-40...40), $0.1 + r.int(-40...40)) }
+            for f in fingers.shuffled(using: &r) {
+                if r.chance(0.3) { Self.foreignMarker(&s, &r, protocol: "A") }
+                s.contact(x: f.0, y: f.1)
+            }
+            if r.chance(0.3) { Self.foreignMarker(&s, &r, protocol: "A") }
+            if fingers.isEmpty && r.chance(0.5) { s.syn(EventCode.SYN_MT_REPORT) }
+            s.syn()
+            for e in s.events { ledger.record(a.feed(e)) }
+            s.events.removeAll()
+            #expect(a.touchesDown.count == fingers.count, "seed \(seed)")
+            if fingers.isEmpty { #expect(ledger.unended.isEmpty, "seed \(seed): touches \(ledger.unended.sorted()) never ended after a lift-off") }
+        }
+        ledger.record(a.releaseAll(at: Instant(microseconds: s.time)))
+        #expect(ledger.problems.isEmpty, "seed \(seed): \(ledger.problems.prefix(3))")
+        #expect(ledger.unended.isEmpty, "seed \(seed)")
+    }
+
+    /// The shortest stream of the stuck touch: a touch already reported, then a release,
+    /// a press and a release within one frame. Both touches must end.
+    @Test func twoReleasesInOneFrameEndBothTouches() {
+        for button in [EventCode.BTN_TOUCH, EventCode.BTN_LEFT] {
+            var s = EventScript()
+            s.abs(EventCode.ABS_X, 10); s.abs(EventCode.ABS_Y, 20); s.key(button, 1); s.syn()
+            s.key(button, 0); s.key(button, 1); s.abs(EventCode.ABS_X, 30); s.key(button, 0); s.syn()
+            let f = frames(s.events, mode: .single(button: button, x: EventCode.ABS_X, y: EventCode.ABS_Y))
+            let phases = f.map { $0.touches.map { "\($0.id) \($0.phase)" } }
+            #expect(phases == [["1 began"], ["1 ended", "2 began", "2 ended"]])
+        }
+    }
+
+    /// A repeat (value 2) of a button that is up begins nothing; one of a button held down
+    /// changes nothing.
+    @Test func aButtonRepeatChangesNothing() {
+        var s = EventScript()
+        s.abs(EventCode.ABS_X, 10); s.abs(EventCode.ABS_Y, 20); s.key(EventCode.BTN_TOUCH, 2); s.syn()
+        s.key(EventCode.BTN_TOUCH, 1); s.syn()
+        s.key(EventCode.BTN_TOUCH, 2); s.syn()
+        s.key(EventCode.BTN_TOUCH, 0); s.syn()
+        s.key(EventCode.BTN_TOUCH, 2); s.syn()
+        let f = frames(s.events, mode: .single(button: EventCode.BTN_TOUCH, x: EventCode.ABS_X, y: EventCode.ABS_Y))
+        #expect(f.map { $0.touches.map { "\($0.id) \($0.phase)" } } == [["1 began"], ["1 ended"]])
+    }
+}

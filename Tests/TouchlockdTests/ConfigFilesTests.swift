@@ -90,6 +90,35 @@ private func problem(_ text: String) -> Config.Error? {
         #expect(problem("[pattern]\ngrid = 3x3\nmin_length = 99\ngird = 1\n")?.line == 3)
     }
 
+    /// Found by the config fuzz target: libinih reads a line of at most 199 bytes and the
+    /// rest of a longer one as a line of its own, and bytes that are not UTF-8 were
+    /// silently replaced, so a value could be read other than as written and
+    /// --check-config printed settings that did not read back.
+    @Test func linesAreReadAsWrittenOrRefused() throws {
+        let t = try Tree()
+        let f = t.root + "/x.conf"
+        func problem(_ bytes: [UInt8]) throws -> Config.Error? {
+            try DurableFile.replace(f, with: bytes, mode: 0o644)
+            var c = Config()
+            do { try ConfigFiles.load([f], into: &c); return nil } catch { return error }
+        }
+        // The tail of a long line would have set the state file.
+        let padded = "message_unlocked = " + String(repeating: "x", count: 200) + "state_file = /tmp/elsewhere\n"
+        #expect(try problem(Array(("# long\n" + padded).utf8)) == Config.Error(file: f, line: 2, message: "line longer than 199 bytes"))
+        let latin1: [UInt8] = Array("[messages]\nwrong_code = Code faux, r".utf8) + [0xE9] + Array("essayez\n".utf8)
+        #expect(try problem(latin1) == Config.Error(file: f, line: 2, message: "not UTF-8 text"))
+        #expect(try problem(Array("[messages]\nunlocked = ok\0 ignored\n".utf8)) == Config.Error(file: f, line: 2, message: "a NUL byte in the line"))
+        let long = "[messages]\nwrong_code=" + String(repeating: "y", count: 161) + "\n"
+        #expect(try problem(Array(long.utf8)) == Config.Error(file: f, line: 2, message: "[messages] wrong_code: longer than 160 bytes"))
+
+        // The longest value fits, and the settings written back read back the same.
+        let longest = String(repeating: "验", count: 53) + "z"   // 160 bytes
+        let c = try load("[messages]\nwrong_code=" + longest + "\n[input]\nquirk = \"" + String(repeating: "p", count: 150) + "\" swap_xy\n")
+        #expect(c.screens.messages.wrongCode == longest)
+        #expect(c.text.split(separator: "\n").allSatisfy { $0.utf8.count <= ConfigFiles.maxLineBytes })
+        #expect(try load(c.text).text == c.text)
+    }
+
     @Test func aFileThatCannotBeReadIsAnError() throws {
         var c = Config()
         #expect(throws: Config.Error(file: "/nonexistent/x.conf", line: 0, message: "cannot read: No such file or directory")) {
