@@ -34,6 +34,9 @@ public enum EventCode {
     public static let ABS_MT_POSITION_X: UInt16 = 0x35
     public static let ABS_MT_POSITION_Y: UInt16 = 0x36
     public static let ABS_MT_TRACKING_ID: UInt16 = 0x39
+    public static let ABS_MT_TOOL_TYPE: UInt16 = 0x37
+    /// ABS_MT_TOOL_TYPE's value for a palm.
+    public static let MT_TOOL_PALM: Int32 = 2
 
     public static let REL_X: UInt16 = 0x00
 

@@ -18,8 +18,10 @@ public struct Touch: Hashable, Sendable {
     public var phase: TouchPhase
     /// Nil while the device has sent no X or no Y for this contact.
     public var position: DevicePoint?
-    public init(id: Int, slot: Int?, phase: TouchPhase, position: DevicePoint?) {
-        self.id = id; self.slot = slot; self.phase = phase; self.position = position
+    /// The panel says this contact is a palm (ABS_MT_TOOL_TYPE = MT_TOOL_PALM), not a finger.
+    public var palm: Bool
+    public init(id: Int, slot: Int?, phase: TouchPhase, position: DevicePoint?, palm: Bool = false) {
+        self.id = id; self.slot = slot; self.phase = phase; self.position = position; self.palm = palm
     }
 }
 

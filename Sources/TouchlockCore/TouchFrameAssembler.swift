@@ -136,6 +136,8 @@ private struct SlotEngine {
         var touchID: Int?          // our id for the contact now in this slot
         var began = false
         var moved = false
+        /// ABS_MT_TOOL_TYPE says palm.
+        var palm = false
         var position: DevicePoint? { point(x, y) }
     }
     /// A contact that ended in the current frame. A slot may end more than one when a
@@ -146,6 +148,7 @@ private struct SlotEngine {
         var id: Int
         var position: DevicePoint?
         var unseen: Bool
+        var palm: Bool
     }
 
     var slots: [Slot]
@@ -177,6 +180,7 @@ private struct SlotEngine {
                 nextID += 1
                 s.began = true
                 s.moved = false
+                s.palm = false  // a new contact is a finger until the panel says otherwise
             }
             s.trackingID = value < 0 ? -1 : value
             slots[current] = s
@@ -193,6 +197,12 @@ private struct SlotEngine {
                 slots[current].moved = true
                 dirty = true
             }
+        case EventCode.ABS_MT_TOOL_TYPE:
+            let palm = value == EventCode.MT_TOOL_PALM
+            if slots[current].palm != palm {
+                slots[current].palm = palm
+                dirty = true
+            }
         default:
             break
         }
@@ -200,7 +210,7 @@ private struct SlotEngine {
 
     mutating func endTouch(_ s: inout Slot) {
         guard let id = s.touchID else { return }
-        ended.append(Ended(slot: current, id: id, position: s.position, unseen: s.began))
+        ended.append(Ended(slot: current, id: id, position: s.position, unseen: s.began, palm: s.palm))
         s.touchID = nil
         s.began = false
     }
@@ -215,13 +225,13 @@ private struct SlotEngine {
         for i in slots.indices {
             while next < ended.count && ended[next].slot == i {
                 let e = ended[next]
-                if e.unseen { frame.append(Touch(id: e.id, slot: i, phase: .began, position: e.position)) }
-                frame.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position))
+                if e.unseen { frame.append(Touch(id: e.id, slot: i, phase: .began, position: e.position, palm: e.palm)) }
+                frame.append(Touch(id: e.id, slot: i, phase: .ended, position: e.position, palm: e.palm))
                 next += 1
             }
             guard let id = slots[i].touchID else { continue }
             let phase: TouchPhase = slots[i].began ? .began : (slots[i].moved ? .moved : .stationary)
-            frame.append(Touch(id: id, slot: i, phase: phase, position: slots[i].position))
+            frame.append(Touch(id: id, slot: i, phase: phase, position: slots[i].position, palm: slots[i].palm))
             slots[i].began = false
             slots[i].moved = false
         }

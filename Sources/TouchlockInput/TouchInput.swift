@@ -76,6 +76,14 @@ public final class TouchInput {
                 guard let last = delivered.removeValue(forKey: t.id) else { continue }
                 touches.append(ScreenTouch(id: t.id, phase: .ended, point: t.position.map(transform.map) ?? last))
             case .began, .moved, .stationary:
+                if t.palm {
+                    // A palm never draws or presses: one never passed on is dropped; a
+                    // finger that turns into a palm is lifted where it was.
+                    if let last = delivered.removeValue(forKey: t.id) {
+                        touches.append(ScreenTouch(id: t.id, phase: .ended, point: last))
+                    }
+                    continue
+                }
                 guard let p = t.position.map(transform.map) else { continue }
                 let phase = delivered[t.id] == nil ? .began : t.phase
                 delivered[t.id] = p

@@ -49,6 +49,21 @@ func frames(_ events: [InputEvent], slots: Int = 10) -> [TouchFrame] {
         #expect(f[1].time == Instant(microseconds: 9_000))
     }
 
+    @Test func aContactThePanelCallsAPalmIsMarkedAndAFingerBesideItIsNot() {
+        var s = EventScript()
+        s.down(slot: 0, id: 1, x: 100, y: 100); s.syn()
+        s.down(slot: 1, id: 2, x: 900, y: 900); s.abs(EventCode.ABS_MT_TOOL_TYPE, EventCode.MT_TOOL_PALM); s.syn()
+        s.move(slot: 0, x: 150); s.syn()
+        s.up(slot: 1); s.syn()
+        // The slot's next contact is a finger again.
+        s.down(slot: 1, id: 3, x: 500, y: 500); s.syn()
+        let f = frames(s.events)
+        #expect(f[1].touches.map(\.palm) == [false, true])
+        #expect(f[2].touches.first { $0.slot == 0 }?.palm == false)
+        #expect(f[3].touches.first { $0.phase == .ended }?.palm == true)
+        #expect(f[4].touches.first { $0.slot == 1 }?.palm == false)
+    }
+
     @Test func twoFingersAreTrackedApartAndTheStillOneIsStationary() {
         var s = EventScript()
         s.down(slot: 0, id: 1, x: 10, y: 10); s.syn()
