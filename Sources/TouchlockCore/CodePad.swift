@@ -77,48 +77,10 @@ public struct CodePadLayout: Hashable, Sendable {
         self.boxes = boxes; self.keys = keys; self.boxArea = boxArea; self.promptBox = promptBox
     }
 
-    /// Portrait: prompt, boxes, keypad from top to bottom. Landscape: the prompt and the
-    /// boxes on the left half, the keypad on the right. `scale` is the panel's DPI / 96.
-    public static func layout(length: Int, on screen: Size, scale: Double = 1) -> CodePadLayout {
-        let w = Double(screen.width), h = Double(screen.height)
-        let n = Double(length)
-        let portrait = h >= w
-        // The areas: (x, y, width, height).
-        let promptArea: (Double, Double, Double, Double)
-        let boxArea: (Double, Double, Double, Double)
-        let padArea: (Double, Double, Double, Double)
-        if portrait {
-            promptArea = (0, 0, w, h * 0.14)
-            boxArea = (0, h * 0.14, w, h * 0.16)
-            padArea = (0, h * 0.3, w, h * 0.7)
-        } else {
-            promptArea = (0, 0, w * 0.5, h * 0.4)
-            boxArea = (0, h * 0.4, w * 0.5, h * 0.25)
-            padArea = (w * 0.5, 0, w * 0.5, h)
-        }
-        // Boxes: n boxes and n-1 gaps of half a box fill 90% of the width, at most 72 pt
-        // wide, 1.25 times as tall as wide.
-        let box = min(boxArea.2 * 0.9 / (n * 1.5 - 0.5), 72 * scale, boxArea.3 * 0.8 / 1.25)
-        let rowWidth = box * (n * 1.5 - 0.5)
-        let bx0 = boxArea.0 + (boxArea.2 - rowWidth) / 2
-        let by = boxArea.1 + (boxArea.3 - box * 1.25) / 2
-        let boxes = (0..<length).map { i in
-            PixelRect(x: Int((bx0 + Double(i) * box * 1.5).rounded()), y: Int(by.rounded()),
-                      width: Int(box.rounded()), height: Int((box * 1.25).rounded()))
-        }
-        // Keys: 3 columns, 4 rows, a gap of a tenth of a key, at most 120 pt.
-        let pitch = min(padArea.2 * 0.92 / 3, padArea.3 * 0.92 / 4, 132 * scale)
-        let key = pitch * 10 / 11
-        let kx0 = padArea.0 + (padArea.2 - pitch * 3) / 2 + (pitch - key) / 2
-        let ky0 = padArea.1 + (padArea.3 - pitch * 4) / 2 + (pitch - key) / 2
-        let keys = (0..<12).map { i in
-            PixelRect(x: Int((kx0 + Double(i % 3) * pitch).rounded()), y: Int((ky0 + Double(i / 3) * pitch).rounded()),
-                      width: Int(key.rounded()), height: Int(key.rounded()))
-        }
-        func rect(_ a: (Double, Double, Double, Double)) -> PixelRect {
-            PixelRect(x: Int(a.0), y: Int(a.1), width: max(1, Int(a.2)), height: max(1, Int(a.3)))
-        }
-        return CodePadLayout(boxes: boxes, keys: keys, boxArea: rect(boxArea), promptBox: rect(promptArea))
+    /// The code pad of a screen offering only the code, on `screen` (ScreenLayout has
+    /// the rules).
+    public static func layout(length: Int, on screen: Size, density: Density = Density(dpi: Density.defaultDpi)) -> CodePadLayout {
+        ScreenLayout(size: screen, density: density, methods: .code, codeLength: length).pad!
     }
 
     public func key(at p: Point) -> Int? {

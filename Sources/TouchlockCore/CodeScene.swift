@@ -37,6 +37,8 @@ extension Scene {
         public var round: Bool
         /// The label's size, at most what fits the key.
         public var fontSize: Double
+        /// Drawn dimmed: input is not taken.
+        public var disabled = false
 
         public var bounds: PixelRect {
             PixelRect(x: rect.x - 2, y: rect.y - 2, width: rect.width + 4, height: rect.height + 4)
@@ -70,12 +72,15 @@ extension SceneBuilder {
         case .rejected: error = true
         case .entering, .submitted, .accepted: error = false
         }
-        let scale = theme.scale
+        let unit = theme.unit
         // No cursor, no focus while input is not taken (an error hold, a lockout).
         let open = session.acceptsInput
+        // While a wrong code is held or the session is locked out the keys look disabled.
+        let blocked = error || SceneBuilder.inputBlocked(session)
         let cursorOpacity = open ? pad.cursorOpacity(at: now) : nil
         let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
-        let digitSize = min(theme.codeFontSize, Double(first.height) * 0.55, Double(first.width) * 0.8)
+        let digitSize = min(theme.codeFontSize, Double(first.height) / TextMetrics.lineHeight(1),
+                            Double(first.width) / TextMetrics.estimatedWidth("8", size: 1))
         var boxes: [Scene.Box] = []
         for (i, r) in layout.boxes.enumerated() {
             let filled = i < pad.entered
@@ -90,11 +95,11 @@ extension SceneBuilder {
                 let cx = Double(r.x) + Double(r.width) / 2
                 // Centred in an empty box, beside the digit in a filled one (seed 000).
                 let x = filled ? min(cx + digitSize * 0.42, Double(r.maxX) - 2) : cx
-                cursor = .init(x: x, width: max(2, (2 * scale).rounded()),
+                cursor = .init(x: x, width: max(2, (2 * unit).rounded()),
                                height: min(Double(r.height) * 0.55, digitSize * 1.1), opacity: o)
             }
             boxes.append(Scene.Box(rect: r, content: content, underline: underline,
-                                   underlineWidth: max(2, (3 * scale).rounded()), cursor: cursor, error: error,
+                                   underlineWidth: max(2, (3 * unit).rounded()), cursor: cursor, error: error,
                                    fontSize: digitSize))
         }
         let keys = layout.keys.indices.map { slot -> Scene.KeyCap in
@@ -106,13 +111,16 @@ extension SceneBuilder {
             }
             let pressed = pad.press.map { $0.slot == slot && $0.inside } ?? false
             let r = layout.keys[slot]
-            return Scene.KeyCap(rect: r, label: label, pressed: pressed, round: true,
-                                fontSize: min(theme.keyFontSize, Double(min(r.width, r.height)) * 0.4))
+            var k = Scene.KeyCap(rect: r, label: label, pressed: pressed, round: true,
+                                 fontSize: min(theme.keyFontSize, Double(min(r.width, r.height)) * 0.4))
+            k.disabled = blocked
+            return k
         }
         var scene = Scene(size: size, theme: theme, prompt: prompt, promptBox: layout.promptBox,
                           nodes: [], path: [], pathColor: theme.path, tail: nil)
         scene.boxes = boxes
         scene.keys = keys
+        scene.promptMinimum = promptMinimum
         return scene
     }
 }

@@ -171,25 +171,6 @@ extension Config {
     }
 }
 
-/// The panel's density: dots per inch and the factor sizes are multiplied by.
-public struct Density: Hashable, Sendable {
-    public var dpi: Double
-    public var scale: Double { min(4, max(0.75, dpi / 96)) }
-
-    /// `override` when set; else from the connector's physical size in millimetres,
-    /// unless that is missing or not believable (EDIDs report 0x0, or the aspect ratio
-    /// as 160x90 or 16x9 cm); else 96.
-    public init(screen: Size, physicalMillimetres: (width: Int, height: Int)?, override: Double? = nil) {
-        if let override { dpi = override; return }
-        if let (mw, mh) = physicalMillimetres, mw > 0, mh > 0 {
-            let aspectOnly = [(160, 90), (160, 100), (16, 9), (16, 10)].contains { $0 == (mw, mh) }
-            let d = Double(screen.width) * 25.4 / Double(mw)
-            if !aspectOnly, (50...600).contains(d) { dpi = d; return }
-        }
-        dpi = 96
-    }
-}
-
 extension LockScreen {
     /// The lock screen the settings describe, laid out on a screen of `size` pixels.
     /// `shuffleSeed` (from the kernel's randomness) is used when the keypad is shuffled.
@@ -197,25 +178,15 @@ extension LockScreen {
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
                             at now: Instant = Instant(microseconds: 0), session: Session? = nil) -> LockScreen {
         let st = config.screens
-        let scale = density.scale
-        let theme = config.theme.scaled(by: scale)
-        // With both methods, a strip at the bottom holds the control that switches.
-        var area = size
-        var toggle: PixelRect? = nil
-        if st.methods == .both {
-            let strip = Int((72 * scale).rounded())
-            area.height = max(64, size.height - strip)
-            let w = Int((260 * scale).rounded()), h = Int((52 * scale).rounded())
-            toggle = PixelRect(x: (size.width - w) / 2, y: area.height + (strip - h) / 2, width: w, height: h)
-        }
+        let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
+                                  columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
+                                  theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern])
         func patternLock() -> PatternLock {
-            let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: area, hitFactor: config.hitFactor)
-            return PatternLock(grid: grid, minimumLength: config.minimumLength)
+            PatternLock(grid: layout.grid, minimumLength: config.minimumLength)
         }
         func codePad() -> CodePad {
-            let layout = CodePadLayout.layout(length: st.codeLength, on: area, scale: scale)
-            return CodePad(length: st.codeLength, layout: layout, secure: st.codeSecure, reveal: st.codeReveal,
-                           shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
+            CodePad(length: st.codeLength, layout: layout.pad!, secure: st.codeSecure, reveal: st.codeReveal,
+                    shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
         }
         let pads: LockScreen.Pads
         switch st.methods {
@@ -223,10 +194,11 @@ extension LockScreen {
         case .code: pads = .code(codePad())
         case .both: pads = .both(patternLock(), codePad(), showing: .pattern)
         }
+        var builder = SceneBuilder(theme: layout.pixels(config.theme), size: size, stealth: st.stealth, messages: st.messages)
+        builder.layout = layout
         var lock = LockScreen(pads: pads,
                               session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
-                              builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
-                              toggle: toggle)
+                              builder: builder, toggle: layout.toggle)
         lock.idleLock = config.idleLock
         lock.blankAfter = config.blankAfter
         return lock

@@ -27,8 +27,9 @@ extension String {
     func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
 }
 
-/// Colours and sizes of the lock screen. Defaults follow seed 001: a translucent
-/// blue path 10 px wide (0, 170, 255 at 0.5 alpha), red on error.
+/// Colours and sizes of the lock screen. Sizes are in dp (1 dp = dpi/160 px); the layout
+/// turns them into pixels (`scaled(by:)`). Defaults follow seed 001: a translucent blue
+/// path 10 dp wide (0, 170, 255 at 0.5 alpha), red on error.
 public struct Theme: Hashable, Sendable {
     public var background = Color(red: 0.06, green: 0.07, blue: 0.09)
     public var text = Color(red: 0.92, green: 0.93, blue: 0.95)
@@ -38,7 +39,8 @@ public struct Theme: Hashable, Sendable {
     public var path = Color(red: 0, green: 170.0 / 255, blue: 1, alpha: 0.5)
     public var lineWidth = 10.0
     public var fontFamily = "DejaVu Sans"
-    public var fontSize = 28.0
+    /// The prompt's size; it wraps, then shrinks, where the screen is small.
+    public var fontSize = 22.0
 
     // The code pad (seeds 000, 002, 003) and the on-screen controls.
     /// The focused box's underline and the cursor's default (seed 000's blue).
@@ -51,18 +53,18 @@ public struct Theme: Hashable, Sendable {
     public var key = Color(red: 0.16, green: 0.18, blue: 0.22)
     public var keyPressed = Color(red: 0.32, green: 0.36, blue: 0.42)
     public var keyText = Color(red: 0.92, green: 0.93, blue: 0.95)
-    public var codeFontSize = 40.0
-    public var keyFontSize = 32.0
+    public var codeFontSize = 36.0
+    public var keyFontSize = 28.0
     /// A PNG drawn behind everything, scaled to cover the screen (seed 002).
     public var backgroundImage: String?
-    /// Sizes (font sizes, line width) are multiplied by this: the panel's DPI over 96.
-    public var scale = 1.0
+    /// Pixels per dp on the screen the theme is laid out for (1 until `scaled(by:)`).
+    public var unit = 1.0
     public init() {}
 
-    /// The theme with every size multiplied by `factor`.
+    /// The theme with every size multiplied by `factor` (pixels per dp).
     public func scaled(by factor: Double) -> Theme {
         var t = self
-        t.scale = factor
+        t.unit = factor
         t.lineWidth *= factor; t.fontSize *= factor
         t.codeFontSize *= factor; t.keyFontSize *= factor
         return t

@@ -66,11 +66,17 @@ public final class Renderer {
         if let t = scene.toggle, r.intersects(t.bounds) { drawKey(t, theme: theme) }
     }
 
+    /// The prompt on the one or two lines the scene sets it in, centred in its box.
     private func drawPrompt(_ scene: Scene) {
         let box = scene.promptBox
-        drawText(scene.prompt, family: scene.theme.fontFamily, size: scene.theme.fontSize, color: scene.theme.text,
-                 centre: Point(x: Double(box.x) + Double(box.width) / 2, y: Double(box.y) + Double(box.height) / 2),
-                 maxWidth: Double(box.width) * 0.95)
+        let (lines, size) = scene.promptText
+        let step = TextMetrics.lineHeight(size)
+        let cy = Double(box.y) + Double(box.height) / 2
+        for (i, line) in lines.enumerated() {
+            let y = cy + (Double(i) - Double(lines.count - 1) / 2) * step
+            drawText(line, family: scene.theme.fontFamily, size: size, color: scene.theme.text,
+                     centre: Point(x: Double(box.x) + Double(box.width) / 2, y: y), maxWidth: Double(box.width))
+        }
     }
 
     /// Draws `text` centred on `centre` with a face of `family` that has its characters,
@@ -94,6 +100,15 @@ public final class Renderer {
         setSource(color)
         cairo_move_to(cr, x, y)
         cairo_show_text(cr, text)
+    }
+
+    /// How far `text` advances, set in `family` at `size`, as drawn.
+    func textWidth(_ text: String, family: String, size: Double) -> Double {
+        cairo_set_font_face(cr, face(family: family, for: text))
+        cairo_set_font_size(cr, size)
+        var ext = cairo_text_extents_t()
+        cairo_text_extents(cr, text, &ext)
+        return max(ext.x_advance, ext.width)
     }
 
     /// A font face for `family` through fontconfig. When the text has characters beyond
@@ -174,7 +189,9 @@ public final class Renderer {
         let fontSize = key.fontSize
         let r = key.rect
         let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
-        setSource(key.pressed ? theme.keyPressed : theme.key)
+        let dim = key.disabled ? Scene.disabledAlpha : 1
+        let fill = key.pressed ? theme.keyPressed : theme.key
+        setSource(fill.with(alpha: fill.alpha * dim))
         if key.round {
             cairo_arc(cr, x + w / 2, y + h / 2, min(w, h) / 2, 0, 2 * Double.pi)
         } else {
@@ -187,14 +204,15 @@ public final class Renderer {
             cairo_close_path(cr)
         }
         cairo_fill(cr)
+        let ink = theme.keyText
         let centre = Point(x: x + w / 2, y: y + h / 2)
         switch key.label {
         case .text(let t):
-            drawText(t, family: theme.fontFamily, size: fontSize, color: theme.keyText, centre: centre, maxWidth: w * 0.9)
+            drawText(t, family: theme.fontFamily, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: centre, maxWidth: w * 0.9)
         case .delete:
             // A key-shaped arrow pointing left with a cross in it.
             let s = fontSize * 0.5
-            setSource(theme.keyText)
+            setSource(ink.with(alpha: ink.alpha * dim))
             cairo_set_line_width(cr, max(2, fontSize / 14))
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
             cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
@@ -307,8 +325,10 @@ public final class Renderer {
         case .normal: color = theme.node
         case .selected: color = theme.nodeSelected
         case .error: color = theme.error
+        case .disabled: color = theme.node.with(alpha: theme.node.alpha * Scene.disabledAlpha)
         }
-        let (sprite, half) = nodeSprite(SpriteKey(color: color, halo: node.state != .normal, radius: node.radius))
+        let halo = node.state == .selected || node.state == .error
+        let (sprite, half) = nodeSprite(SpriteKey(color: color, halo: halo, radius: node.radius))
         cairo_set_source_surface(cr, sprite, node.center.x - Double(half), node.center.y - Double(half))
         cairo_paint(cr)
     }

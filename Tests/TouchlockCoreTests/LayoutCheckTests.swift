@@ -108,9 +108,7 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
 }
 
 /// The prompt as drawn: its lines and their size.
-func promptText(_ scene: Scene) -> (lines: [String], size: Double) {
-    ([scene.prompt], scene.theme.fontSize)
-}
+func promptText(_ scene: Scene) -> (lines: [String], size: Double) { scene.promptText }
 
 extension PixelRect {
     func contains(_ r: PixelRect) -> Bool { r.x >= x && r.y >= y && r.maxX <= maxX && r.maxY <= maxY }

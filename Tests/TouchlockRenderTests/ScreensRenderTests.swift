@@ -132,16 +132,21 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         #expect(close(shadow.pixel(x: 397, y: 397) & 0xffffff, 0x00ff00, within: 8))
     }
 
-    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, config: String)] = [
-        ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), ""),
-        ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), ""),
-        ("code-digits-480x800", .code, "digits:2", Size(width: 480, height: 800), ""),
-        ("code-secure-1280x800", .code, "reveal:3", Size(width: 1280, height: 800), ""),
-        ("code-zh-480x800", .code, "pressed", Size(width: 480, height: 800),
+    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, dpi: Double, config: String)] = [
+        // Landscape, portrait, small, 4K (the sizes and densities of real panels).
+        ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), 102, "unlock_method = both\n"),
+        ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), 187, ""),
+        ("code-digits-480x800", .code, "digits:2", Size(width: 480, height: 800), 187, ""),
+        ("code-secure-1280x800", .code, "reveal:3", Size(width: 1280, height: 800), 160, ""),
+        ("code-zh-480x800", .code, "pressed", Size(width: 480, height: 800), 187,
          "message_code_prompt = 请输入验证码\nlabel_use_pattern = 使用图案\n"),
+        ("code-lockout-240x320", .code, "lockout", Size(width: 240, height: 320), 143, "unlock_method = both\n"),
+        ("pattern-idle-320x240", .pattern, "idle", Size(width: 320, height: 240), 114, "unlock_method = both\n"),
+        ("code-digits-3840x2160", .code, "digits:3", Size(width: 3840, height: 2160), 160, "unlock_method = both\n"),
     ]
 
-    /// Previews at two resolutions, one portrait, against images in Golden/. Set
+    /// Previews on panels of the layout table (landscape, portrait, small, 4K) against
+    /// images in Golden/. Set
     /// TOUCHLOCK_UPDATE_GOLDEN=1 to write them anew (then look at them before committing).
     @Test(arguments: 0..<golden.count)
     func previewsMatchTheGoldenImages(index: Int) throws {
@@ -149,7 +154,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         var config = Config()
         try config.apply(settings: g.config)
         let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
-                                          density: Density(screen: g.size, physicalMillimetres: nil))
+                                          density: Density(dpi: g.dpi))
         let shadow = ShadowBuffer(size: g.size)
         let r = Renderer(shadow: shadow)
         r.draw(lock.scene, damage: lock.scene.damage(from: nil))
@@ -162,5 +167,27 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         // builds; a wrong layout, colour or missing glyph changes thousands of pixels.
         let n = differingPixels(shadow, expected, tolerance: 24)
         #expect(n <= g.size.width * g.size.height / 500, "\(g.name): \(n) pixels differ")
+    }
+}
+
+@Suite struct TextMetricsTests {
+    /// The layout checks text against TextMetrics's estimate: it must not be below what
+    /// cairo measures for any text the screens show, in Latin and in Chinese.
+    @Test func theEstimateIsNeverNarrowerThanTheTextAsDrawn() {
+        let m = Messages()
+        var texts = [m.patternPrompt, m.codePrompt, m.wrongPattern, m.wrongCode, m.unlocked, m.useCode, m.usePattern,
+                     m.enrollPattern, m.enrollPatternAgain, m.enrollCode, m.enrollCodeAgain, m.enrollMismatch,
+                     Messages.fill(m.tooShort, ["min": 4, "n": 2]), Messages.fill(m.codeIncomplete, ["n": 12]),
+                     m.lockout(left: .milliseconds(5_999_000)), m.lockout(left: .milliseconds(88_000_000)),
+                     "OK", "请输入验证码", "使用图案", "验证码错误", "Locked: cannot record the attempt (No space left on device). Touch to retry"]
+        texts += (0...9).map(String.init)
+        let r = Renderer(shadow: ShadowBuffer(size: Size(width: 8, height: 8)))
+        for t in texts {
+            for size in [12.0, 28.0, 64.0] {
+                let drawn = r.textWidth(t, family: Theme().fontFamily, size: size)
+                let estimate = TextMetrics.estimatedWidth(t, size: size)
+                #expect(drawn <= estimate, "'\(t)' at \(size) px: drawn \(drawn) px, estimated \(estimate) px")
+            }
+        }
     }
 }
