@@ -125,7 +125,7 @@ public struct ShuffleSource: Hashable, Sendable {
 /// States (docs/state-machines.md has the diagram; the code and the diagram change
 /// together):
 ///
-///     entering --Nth digit--> submitted --accept--> accepted --reset--> entering
+///     entering --Nth digit (or OK on N)--> submitted --accept--> accepted --reset--> entering
 ///        ^                        |
 ///        |                        +--reject--> rejected --hold over--> entering
 ///        +-- digit / delete / OK with fewer than N (stays in entering)
@@ -178,6 +178,8 @@ public struct CodePad: Sendable {
     /// Dots instead of digits; the last digit shows for `reveal` first (zero: never).
     public var secure: Bool
     public var reveal: Interval
+    /// Submit only on OK (seed 003's return key): the Nth digit waits for it.
+    public var submitOnOK: Bool
     public private(set) var state: State = .entering
     public private(set) var focused = true
     /// When the cursor's blink started: it restarts at each change, so the cursor is
@@ -198,7 +200,8 @@ public struct CodePad: Sendable {
     /// `length` below 1 means 4 (seed 003). `shuffleSeed` shuffles the keypad's digits
     /// once per prompt.
     public init(length: Int, layout: CodePadLayout, secure: Bool = false, reveal: Interval = .milliseconds(0),
-                shuffleSeed: UInt64? = nil, at now: Instant = Instant(microseconds: 0)) {
+                shuffleSeed: UInt64? = nil, submitOnOK: Bool = false, at now: Instant = Instant(microseconds: 0)) {
+        self.submitOnOK = submitOnOK
         self.length = length < 1 ? 4 : length
         precondition(layout.boxes.count == self.length, "the layout has \(layout.boxes.count) boxes for \(self.length) digits")
         self.layout = layout
@@ -217,6 +220,8 @@ public struct CodePad: Sendable {
     public func shownDigit(_ box: Int, at now: Instant) -> Int? {
         guard box < digits.count else { return nil }
         if !secure { return Int(digits[box]) }
+        // Once submitted (checked, held as wrong) no digit shows in clear.
+        guard state == .entering else { return nil }
         if box == digits.count - 1, let until = revealUntil, now < until { return Int(digits[box]) }
         return nil
     }
@@ -224,9 +229,11 @@ public struct CodePad: Sendable {
     /// The box the cursor is in: the next empty one, or the last when all are full.
     public var cursorBox: Int { min(digits.count, length - 1) }
 
-    /// The cursor's opacity at `now`, or nil when no cursor shows.
+    /// The cursor's opacity at `now`, or nil when no cursor shows. A full pad shows it
+    /// beside the last digit until the check is over (seed 000), so the moment between
+    /// the last digit and the verdict shows where the cursor went.
     public func cursorOpacity(at now: Instant) -> Double? {
-        guard focused, state == .entering else { return nil }
+        guard focused, state == .entering || state == .submitted else { return nil }
         return CursorBlink.opacity(after: now - blinkStart)
     }
 
@@ -262,7 +269,7 @@ public struct CodePad: Sendable {
             blinkStart = now
             revealUntil = secure && reveal.microseconds > 0 ? now + reveal : nil
             var out: [Action] = [.redraw, .progress(entered: digits.count, of: length)]
-            if digits.count == length {
+            if digits.count == length && !submitOnOK {
                 state = .submitted
                 Log.debug("code pad: entering -> Nth digit -> submitted")
                 out.append(.submit(Code(digits: digits)))
@@ -278,6 +285,12 @@ public struct CodePad: Sendable {
             blinkStart = now
             return [.redraw, .progress(entered: digits.count, of: length)] + wake(after: now)
         case .ok:
+            if submitOnOK && digits.count == length {
+                state = .submitted
+                revealUntil = nil
+                Log.debug("code pad: entering -> OK on N digits -> submitted")
+                return [.redraw, .submit(Code(digits: digits))]
+            }
             let out: [Action] = [.incomplete(entered: digits.count, of: length)]
             return wasFocused ? out : [.redraw] + out + wake(after: now)
         }

@@ -77,7 +77,9 @@ extension SceneBuilder {
         let open = session.acceptsInput
         // While a wrong code is held or the session is locked out the keys look disabled.
         let blocked = error || SceneBuilder.inputBlocked(session)
-        let cursorOpacity = open ? pad.cursorOpacity(at: now) : nil
+        // A full pad keeps its cursor beside the last digit while the code is checked.
+        let checking = pad.state == .submitted && !SceneBuilder.inputBlocked(session)
+        let cursorOpacity = open || checking ? pad.cursorOpacity(at: now) : nil
         let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
         let digitSize = min(theme.codeFontSize, Double(first.height) / TextMetrics.lineHeight(1),
                             Double(first.width) / TextMetrics.estimatedWidth("8", size: 1))

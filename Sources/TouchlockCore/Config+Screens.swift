@@ -20,6 +20,8 @@ public struct ScreenSettings: Sendable {
     /// With `codeSecure`, the last digit typed shows this long before it becomes a dot
     /// (Android shows it 1.3 s); zero shows no digit.
     public var codeReveal = Interval.milliseconds(0)
+    /// Submit the code only on OK (seed 003's return key), not at the Nth digit.
+    public var codeSubmitOnOK = false
     /// Shuffle the keypad's digits once per prompt.
     public var keypadShuffle = false
     /// Dots per inch of the panel; nil: from the connector's physical size.
@@ -110,6 +112,11 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.codeSecure = try bool(v) }, show: { "\($0.screens.codeSecure)" }),
         Key(section: "code", name: "reveal_ms", flatName: "code_reveal_ms",
             set: { c, v throws(BadValue) in c.screens.codeReveal = .milliseconds(Int64(try int(v, 0...10_000))) }, show: { "\($0.screens.codeReveal.milliseconds)" }),
+        Key(section: "code", name: "submit", flatName: "code_submit",
+            set: { c, v throws(BadValue) in
+                switch v { case "auto": c.screens.codeSubmitOnOK = false; case "ok": c.screens.codeSubmitOnOK = true
+                default: throw BadValue(message: "expected auto (at the last digit) or ok (on OK), found '\(v)'") }
+            }, show: { $0.screens.codeSubmitOnOK ? "ok" : "auto" }),
         Key(section: "code", name: "keypad_shuffle", flatName: "keypad_shuffle",
             set: { c, v throws(BadValue) in c.screens.keypadShuffle = try bool(v) }, show: { "\($0.screens.keypadShuffle)" }),
         colorKey("accent_color", \.accent),
@@ -186,7 +193,7 @@ extension LockScreen {
         }
         func codePad() -> CodePad {
             CodePad(length: st.codeLength, layout: layout.pad!, secure: st.codeSecure, reveal: st.codeReveal,
-                    shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
+                    shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, submitOnOK: st.codeSubmitOnOK, at: now)
         }
         let pads: LockScreen.Pads
         switch st.methods {
