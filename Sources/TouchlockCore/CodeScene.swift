@@ -13,6 +13,8 @@ extension Scene {
         /// The digit's size: the theme's, made smaller when the box is small, so the digit
         /// stays inside the box.
         public var fontSize: Double
+        /// A secure entry's dot.
+        public var dotRadius = 4.0
 
         public struct Cursor: Hashable, Sendable {
             public var x: Double
@@ -100,9 +102,11 @@ extension SceneBuilder {
                 cursor = .init(x: x, width: max(2, (2 * unit).rounded()),
                                height: min(Double(r.height) * 0.55, digitSize * 1.1), opacity: o)
             }
-            boxes.append(Scene.Box(rect: r, content: content, underline: underline,
-                                   underlineWidth: max(2, (3 * unit).rounded()), cursor: cursor, error: error,
-                                   fontSize: digitSize))
+            var box = Scene.Box(rect: r, content: content, underline: underline,
+                                underlineWidth: max(2, (3 * unit).rounded()), cursor: cursor, error: error,
+                                fontSize: digitSize)
+            box.dotRadius = max(1.5, min(theme.dotSize / 2, Double(min(r.width, r.height)) * 0.3))
+            boxes.append(box)
         }
         let keys = layout.keys.indices.map { slot -> Scene.KeyCap in
             let label: Scene.KeyCap.Label

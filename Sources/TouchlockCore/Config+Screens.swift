@@ -119,6 +119,15 @@ extension Config {
             }, show: { $0.screens.codeSubmitOnOK ? "ok" : "auto" }),
         Key(section: "code", name: "keypad_shuffle", flatName: "keypad_shuffle",
             set: { c, v throws(BadValue) in c.screens.keypadShuffle = try bool(v) }, show: { "\($0.screens.keypadShuffle)" }),
+        Key(section: "theme", name: "theme", flatName: "theme",
+            set: { c, v throws(BadValue) in
+                guard var t = Theme.named(v) else { throw BadValue(message: "expected default or high-contrast, found '\(v)'") }
+                // A built-in theme sets colours and looks; the font and sizes stay.
+                t.fontFamily = c.theme.fontFamily; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
+                t.codeFontSize = c.theme.codeFontSize; t.keyFontSize = c.theme.keyFontSize
+                t.backgroundImage = c.theme.backgroundImage; t.dotSize = c.theme.dotSize
+                c.theme = t; c.themeName = v
+            }, show: { $0.themeName }),
         colorKey("accent_color", \.accent),
         colorKey("underline_color", \.underline),
         colorKey("underline_filled_color", \.underlineFilled),
@@ -126,6 +135,21 @@ extension Config {
         colorKey("key_color", \.key),
         colorKey("key_pressed_color", \.keyPressed),
         colorKey("key_text_color", \.keyText),
+        Key(section: "theme", name: "key_pressed_text_color", flatName: "key_pressed_text_color",
+            set: { c, v throws(BadValue) in c.theme.keyPressedText = try color(v) }, show: { $0.theme.keyPressedText?.description ?? "" }),
+        Key(section: "theme", name: "key_outline_color", flatName: "key_outline_color",
+            set: { c, v throws(BadValue) in c.theme.keyOutline = v == "none" ? nil : try color(v) }, show: { $0.theme.keyOutline?.description ?? "none" }),
+        Key(section: "theme", name: "key_outline_width", flatName: "key_outline_width",
+            set: { c, v throws(BadValue) in c.theme.keyOutlineWidth = try number(v, 0...16) }, show: { "\($0.theme.keyOutlineWidth)" }),
+        Key(section: "theme", name: "background_dim", flatName: "background_dim",
+            set: { c, v throws(BadValue) in c.theme.backgroundDim = try number(v, 0...1) }, show: { "\($0.theme.backgroundDim)" }),
+        Key(section: "theme", name: "digit_font_weight", flatName: "digit_font_weight",
+            set: { c, v throws(BadValue) in
+                switch v { case "normal": c.theme.digitBold = false; case "bold": c.theme.digitBold = true
+                default: throw BadValue(message: "expected normal or bold, found '\(v)'") }
+            }, show: { $0.theme.digitBold ? "bold" : "normal" }),
+        Key(section: "theme", name: "dot_size", flatName: "dot_size",
+            set: { c, v throws(BadValue) in c.theme.dotSize = try number(v, 2...64) }, show: { "\($0.theme.dotSize)" }),
         Key(section: "theme", name: "code_font_size", flatName: "code_font_size",
             set: { c, v throws(BadValue) in c.theme.codeFontSize = try number(v, 4...200) }, show: { "\($0.theme.codeFontSize)" }),
         Key(section: "theme", name: "key_font_size", flatName: "key_font_size",

@@ -18,6 +18,8 @@ public struct Config: Sendable {
     public var statePath = "/var/lib/touchlock/state"
     public var lockoutSchedule = LockoutSchedule.gatekeeper
     public var theme = Theme()
+    /// The built-in theme named by `theme =` (colours set after it override it).
+    public var themeName = "default"
     /// Per-device input corrections (`[input] quirk`, may be given several times).
     public var inputQuirks: [InputQuirk] = []
     /// How the panel sits relative to the picture (`[input] rotation`, `flip`).

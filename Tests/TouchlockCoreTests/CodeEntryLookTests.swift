@@ -79,4 +79,15 @@ import Testing
             #expect(idle.toggle?.disabled == false)
         }
     }
+
+    @Test func aBuiltInThemeIsOverriddenByTheColoursSetAfterItAndAnUnknownOneIsRefused() throws {
+        var c = Config()
+        try c.apply(settings: "font_size = 30\ntheme = high-contrast\nkey_pressed_color = #00ff00\n")
+        #expect(c.theme.keyPressed == Color(hex: "#00ff00"))
+        #expect(c.theme.background == Color(hex: "#000000") && c.theme.digitBold && c.theme.keyOutline != nil)
+        #expect(c.theme.fontSize == 30, "a theme keeps the sizes set before it")
+        #expect(throws: Config.BadValue(message: "theme: expected default or high-contrast, found 'neon'")) {
+            try c.apply(settings: "theme = neon\n")
+        }
+    }
 }

@@ -123,13 +123,71 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         defer { unlink(path) }
         try Renderer(shadow: img).writePNG(to: path)
         var c = Config()
-        try c.apply(settings: "unlock_method = code\nbackground_image = \(path)\n")
+        try c.apply(settings: "unlock_method = code\nbackground_image = \(path)\nbackground_dim = 0\n")
         let size = Size(width: 400, height: 400)
         let lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
         let shadow = ShadowBuffer(size: size)
         Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
         #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0xff0000, within: 8))
         #expect(close(shadow.pixel(x: 397, y: 397) & 0xffffff, 0x00ff00, within: 8))
+        // A scrim of the background colour, half opaque: red half covered by #000000.
+        try c.apply(settings: "background = #000000\nbackground_dim = 0.5\n")
+        let dimmed = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        Renderer(shadow: shadow).draw(dimmed.scene, damage: dimmed.scene.damage(from: nil))
+        #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0x800000, within: 8))
+    }
+
+    /// Pixels of `shadow` inside `r` within `d` of `colour`.
+    func count(_ shadow: ShadowBuffer, in r: PixelRect, near colour: UInt32, within d: Int = 40) -> Int {
+        var n = 0
+        for y in r.y..<r.maxY { for x in r.x..<r.maxX where close(shadow.pixel(x: x, y: y) & 0xffffff, colour, within: d) { n += 1 } }
+        return n
+    }
+
+    @Test func theHighContrastThemeDrawsAPressedKeysDigitDarkOnYellowAndOutlinesTheKeys() throws {
+        var c = Config()
+        try c.apply(settings: "theme = high-contrast\n")
+        #expect(c.theme.background == Color(hex: "#000000") && c.theme.keyPressedText == Color(hex: "#000000"))
+        let size = Size(width: 480, height: 800)
+        let lock = try Preview.lockScreen(config: c, screen: .code, state: "pressed", size: size, density: Density(dpi: 187))
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let pressed = try #require(lock.scene.keys.first { $0.pressed })
+        let r = pressed.rect
+        let middle = PixelRect(x: r.x + r.width / 4, y: r.y + r.height / 4, width: r.width / 2, height: r.height / 2)
+        // The yellow fill, and the digit in black on it (not white, which vanished on yellow).
+        #expect(count(shadow, in: middle, near: 0xffd600) > middle.area / 3)
+        #expect(count(shadow, in: middle, near: 0x000000) > 20)
+        #expect(count(shadow, in: middle, near: 0xffffff) == 0)
+        // An unpressed black key on black shows its white outline.
+        let other = try #require(lock.scene.keys.first { !$0.pressed }).rect
+        let edge = PixelRect(x: other.x + other.width / 2 - 2, y: other.y, width: 4, height: 4)
+        #expect(count(shadow, in: edge, near: 0xffffff) > 0)
+    }
+
+    @Test func keysAsDarkAsTheBackgroundGetAnOutlineOfTheirOwn() throws {
+        var c = Config()
+        try c.apply(settings: "unlock_method = code\nbackground = #101010\nkey_color = #101010\nunderline_color = #808080\n")
+        #expect(c.theme.effectiveKeyOutline == Color(hex: "#808080"))
+        var plain = Config()
+        try plain.apply(settings: "unlock_method = code\n")
+        #expect(plain.theme.effectiveKeyOutline == nil)
+        let size = Size(width: 480, height: 800)
+        let lock = LockScreen.make(config: c, size: size, density: Density(dpi: 187), shuffleSeed: 0)
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let k = lock.scene.keys[0].rect
+        #expect(count(shadow, in: PixelRect(x: k.x + k.width / 2 - 2, y: k.y, width: 4, height: 4), near: 0x808080) > 0)
+    }
+
+    @Test func secureDotsAreSizedInDpEvenWithTwelveDigitsOnANarrowScreen() throws {
+        var c = Config()
+        try c.apply(settings: "unlock_method = code\ncode_length = 12\ncode_secure = true\n")
+        let size = Size(width: 320, height: 480)
+        let lock = try Preview.lockScreen(config: c, screen: .code, state: "secure:11", size: size, density: Density(dpi: 160))
+        let dots = lock.scene.boxes.filter { $0.content == .dot }
+        #expect(dots.count == 11)
+        #expect(dots.allSatisfy { $0.dotRadius >= 4 && $0.dotRadius * 2 <= Double($0.rect.width) })
     }
 
     static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, dpi: Double, config: String)] = [
