@@ -42,7 +42,7 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
     let fullScreenMessage = scene.nodes.isEmpty && scene.keys.isEmpty && scene.boxes.isEmpty
     if !fullScreenMessage { parts.append(("prompt", scene.promptBox)) }
     if !scene.nodes.isEmpty {
-        let g = lock.pattern.grid
+        let g = lock.pattern!.grid
         // The grid: every node's drawn halo and hit circle.
         let reach = max(g.nodeRadius * Scene.haloFactor, g.hitRadius)
         let nodes = scene.nodes.map { PixelRect(around: $0.center, radius: reach, margin: 0) }
