@@ -4,13 +4,13 @@
 1280x800 screen, first a wrong pattern (0-3-6-7) and then the demo pattern Z
 (0-1-2-4-6-7-8). Frames come every 8 ms, the finger moves about 12 px a frame.
 
-The node centres follow touchlockd's layout for 1280x800 (PatternGrid.layout): cells
-of 192 px from (352, 192). A test replays this file through the lock screen and checks
+The node centres follow touchlockd's layout for 1280x800 at the default 160 dpi
+(ScreenLayout, pattern only): cells of 120 px from (688, 220). A test replays this file through the lock screen and checks
 that the second pattern unlocks, so the two cannot drift apart unnoticed."""
 import math, sys
 
 W, H, AXIS = 1280, 800, 32767
-CELL, OX, OY = 192.0, 352.0, 192.0
+CELL, OX, OY = 120.0, 688.0, 220.0
 
 def centre(n):
     return (OX + (n % 3 + 0.5) * CELL, OY + (n // 3 + 0.5) * CELL)

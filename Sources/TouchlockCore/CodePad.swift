@@ -77,48 +77,10 @@ public struct CodePadLayout: Hashable, Sendable {
         self.boxes = boxes; self.keys = keys; self.boxArea = boxArea; self.promptBox = promptBox
     }
 
-    /// Portrait: prompt, boxes, keypad from top to bottom. Landscape: the prompt and the
-    /// boxes on the left half, the keypad on the right. `scale` is the panel's DPI / 96.
-    public static func layout(length: Int, on screen: Size, scale: Double = 1) -> CodePadLayout {
-        let w = Double(screen.width), h = Double(screen.height)
-        let n = Double(length)
-        let portrait = h >= w
-        // The areas: (x, y, width, height).
-        let promptArea: (Double, Double, Double, Double)
-        let boxArea: (Double, Double, Double, Double)
-        let padArea: (Double, Double, Double, Double)
-        if portrait {
-            promptArea = (0, 0, w, h * 0.14)
-            boxArea = (0, h * 0.14, w, h * 0.16)
-            padArea = (0, h * 0.3, w, h * 0.7)
-        } else {
-            promptArea = (0, 0, w * 0.5, h * 0.4)
-            boxArea = (0, h * 0.4, w * 0.5, h * 0.25)
-            padArea = (w * 0.5, 0, w * 0.5, h)
-        }
-        // Boxes: n boxes and n-1 gaps of half a box fill 90% of the width, at most 72 pt
-        // wide, 1.25 times as tall as wide.
-        let box = min(boxArea.2 * 0.9 / (n * 1.5 - 0.5), 72 * scale, boxArea.3 * 0.8 / 1.25)
-        let rowWidth = box * (n * 1.5 - 0.5)
-        let bx0 = boxArea.0 + (boxArea.2 - rowWidth) / 2
-        let by = boxArea.1 + (boxArea.3 - box * 1.25) / 2
-        let boxes = (0..<length).map { i in
-            PixelRect(x: Int((bx0 + Double(i) * box * 1.5).rounded()), y: Int(by.rounded()),
-                      width: Int(box.rounded()), height: Int((box * 1.25).rounded()))
-        }
-        // Keys: 3 columns, 4 rows, a gap of a tenth of a key, at most 120 pt.
-        let pitch = min(padArea.2 * 0.92 / 3, padArea.3 * 0.92 / 4, 132 * scale)
-        let key = pitch * 10 / 11
-        let kx0 = padArea.0 + (padArea.2 - pitch * 3) / 2 + (pitch - key) / 2
-        let ky0 = padArea.1 + (padArea.3 - pitch * 4) / 2 + (pitch - key) / 2
-        let keys = (0..<12).map { i in
-            PixelRect(x: Int((kx0 + Double(i % 3) * pitch).rounded()), y: Int((ky0 + Double(i / 3) * pitch).rounded()),
-                      width: Int(key.rounded()), height: Int(key.rounded()))
-        }
-        func rect(_ a: (Double, Double, Double, Double)) -> PixelRect {
-            PixelRect(x: Int(a.0), y: Int(a.1), width: max(1, Int(a.2)), height: max(1, Int(a.3)))
-        }
-        return CodePadLayout(boxes: boxes, keys: keys, boxArea: rect(boxArea), promptBox: rect(promptArea))
+    /// The code pad of a screen offering only the code, on `screen` (ScreenLayout has
+    /// the rules).
+    public static func layout(length: Int, on screen: Size, density: Density = Density(dpi: Density.defaultDpi)) -> CodePadLayout {
+        ScreenLayout(size: screen, density: density, methods: .code, codeLength: length).pad!
     }
 
     public func key(at p: Point) -> Int? {
@@ -163,7 +125,7 @@ public struct ShuffleSource: Hashable, Sendable {
 /// States (docs/state-machines.md has the diagram; the code and the diagram change
 /// together):
 ///
-///     entering --Nth digit--> submitted --accept--> accepted --reset--> entering
+///     entering --Nth digit (or OK on N)--> submitted --accept--> accepted --reset--> entering
 ///        ^                        |
 ///        |                        +--reject--> rejected --hold over--> entering
 ///        +-- digit / delete / OK with fewer than N (stays in entering)
@@ -216,6 +178,8 @@ public struct CodePad: Sendable {
     /// Dots instead of digits; the last digit shows for `reveal` first (zero: never).
     public var secure: Bool
     public var reveal: Interval
+    /// Submit only on OK (seed 003's return key): the Nth digit waits for it.
+    public var submitOnOK: Bool
     public private(set) var state: State = .entering
     public private(set) var focused = true
     /// When the cursor's blink started: it restarts at each change, so the cursor is
@@ -236,7 +200,8 @@ public struct CodePad: Sendable {
     /// `length` below 1 means 4 (seed 003). `shuffleSeed` shuffles the keypad's digits
     /// once per prompt.
     public init(length: Int, layout: CodePadLayout, secure: Bool = false, reveal: Interval = .milliseconds(0),
-                shuffleSeed: UInt64? = nil, at now: Instant = Instant(microseconds: 0)) {
+                shuffleSeed: UInt64? = nil, submitOnOK: Bool = false, at now: Instant = Instant(microseconds: 0)) {
+        self.submitOnOK = submitOnOK
         self.length = length < 1 ? 4 : length
         precondition(layout.boxes.count == self.length, "the layout has \(layout.boxes.count) boxes for \(self.length) digits")
         self.layout = layout
@@ -255,6 +220,8 @@ public struct CodePad: Sendable {
     public func shownDigit(_ box: Int, at now: Instant) -> Int? {
         guard box < digits.count else { return nil }
         if !secure { return Int(digits[box]) }
+        // Once submitted (checked, held as wrong) no digit shows in clear.
+        guard state == .entering else { return nil }
         if box == digits.count - 1, let until = revealUntil, now < until { return Int(digits[box]) }
         return nil
     }
@@ -262,9 +229,11 @@ public struct CodePad: Sendable {
     /// The box the cursor is in: the next empty one, or the last when all are full.
     public var cursorBox: Int { min(digits.count, length - 1) }
 
-    /// The cursor's opacity at `now`, or nil when no cursor shows.
+    /// The cursor's opacity at `now`, or nil when no cursor shows. A full pad shows it
+    /// beside the last digit until the check is over (seed 000), so the moment between
+    /// the last digit and the verdict shows where the cursor went.
     public func cursorOpacity(at now: Instant) -> Double? {
-        guard focused, state == .entering else { return nil }
+        guard focused, state == .entering || state == .submitted else { return nil }
         return CursorBlink.opacity(after: now - blinkStart)
     }
 
@@ -300,7 +269,7 @@ public struct CodePad: Sendable {
             blinkStart = now
             revealUntil = secure && reveal.microseconds > 0 ? now + reveal : nil
             var out: [Action] = [.redraw, .progress(entered: digits.count, of: length)]
-            if digits.count == length {
+            if digits.count == length && !submitOnOK {
                 state = .submitted
                 Log.debug("code pad: entering -> Nth digit -> submitted")
                 out.append(.submit(Code(digits: digits)))
@@ -316,6 +285,12 @@ public struct CodePad: Sendable {
             blinkStart = now
             return [.redraw, .progress(entered: digits.count, of: length)] + wake(after: now)
         case .ok:
+            if submitOnOK && digits.count == length {
+                state = .submitted
+                revealUntil = nil
+                Log.debug("code pad: entering -> OK on N digits -> submitted")
+                return [.redraw, .submit(Code(digits: digits))]
+            }
             let out: [Action] = [.incomplete(entered: digits.count, of: length)]
             return wasFocused ? out : [.redraw] + out + wake(after: now)
         }

@@ -13,6 +13,8 @@ extension Scene {
         /// The digit's size: the theme's, made smaller when the box is small, so the digit
         /// stays inside the box.
         public var fontSize: Double
+        /// A secure entry's dot.
+        public var dotRadius = 4.0
 
         public struct Cursor: Hashable, Sendable {
             public var x: Double
@@ -37,6 +39,8 @@ extension Scene {
         public var round: Bool
         /// The label's size, at most what fits the key.
         public var fontSize: Double
+        /// Drawn dimmed: input is not taken.
+        public var disabled = false
 
         public var bounds: PixelRect {
             PixelRect(x: rect.x - 2, y: rect.y - 2, width: rect.width + 4, height: rect.height + 4)
@@ -70,12 +74,17 @@ extension SceneBuilder {
         case .rejected: error = true
         case .entering, .submitted, .accepted: error = false
         }
-        let scale = theme.scale
+        let unit = theme.unit
         // No cursor, no focus while input is not taken (an error hold, a lockout).
         let open = session.acceptsInput
-        let cursorOpacity = open ? pad.cursorOpacity(at: now) : nil
+        // While a wrong code is held or the session is locked out the keys look disabled.
+        let blocked = error || SceneBuilder.inputBlocked(session)
+        // A full pad keeps its cursor beside the last digit while the code is checked.
+        let checking = pad.state == .submitted && !SceneBuilder.inputBlocked(session)
+        let cursorOpacity = open || checking ? pad.cursorOpacity(at: now) : nil
         let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
-        let digitSize = min(theme.codeFontSize, Double(first.height) * 0.55, Double(first.width) * 0.8)
+        let digitSize = min(theme.codeFontSize, Double(first.height) / TextMetrics.lineHeight(1),
+                            Double(first.width) / TextMetrics.estimatedWidth("8", size: 1))
         var boxes: [Scene.Box] = []
         for (i, r) in layout.boxes.enumerated() {
             let filled = i < pad.entered
@@ -90,12 +99,14 @@ extension SceneBuilder {
                 let cx = Double(r.x) + Double(r.width) / 2
                 // Centred in an empty box, beside the digit in a filled one (seed 000).
                 let x = filled ? min(cx + digitSize * 0.42, Double(r.maxX) - 2) : cx
-                cursor = .init(x: x, width: max(2, (2 * scale).rounded()),
+                cursor = .init(x: x, width: max(2, (2 * unit).rounded()),
                                height: min(Double(r.height) * 0.55, digitSize * 1.1), opacity: o)
             }
-            boxes.append(Scene.Box(rect: r, content: content, underline: underline,
-                                   underlineWidth: max(2, (3 * scale).rounded()), cursor: cursor, error: error,
-                                   fontSize: digitSize))
+            var box = Scene.Box(rect: r, content: content, underline: underline,
+                                underlineWidth: max(2, (3 * unit).rounded()), cursor: cursor, error: error,
+                                fontSize: digitSize)
+            box.dotRadius = max(1.5, min(theme.dotSize / 2, Double(min(r.width, r.height)) * 0.3))
+            boxes.append(box)
         }
         let keys = layout.keys.indices.map { slot -> Scene.KeyCap in
             let label: Scene.KeyCap.Label
@@ -106,13 +117,16 @@ extension SceneBuilder {
             }
             let pressed = pad.press.map { $0.slot == slot && $0.inside } ?? false
             let r = layout.keys[slot]
-            return Scene.KeyCap(rect: r, label: label, pressed: pressed, round: true,
-                                fontSize: min(theme.keyFontSize, Double(min(r.width, r.height)) * 0.4))
+            var k = Scene.KeyCap(rect: r, label: label, pressed: pressed, round: true,
+                                 fontSize: min(theme.keyFontSize, Double(min(r.width, r.height)) * 0.4))
+            k.disabled = blocked
+            return k
         }
         var scene = Scene(size: size, theme: theme, prompt: prompt, promptBox: layout.promptBox,
                           nodes: [], path: [], pathColor: theme.path, tail: nil)
         scene.boxes = boxes
         scene.keys = keys
+        scene.promptMinimum = promptMinimum
         return scene
     }
 }

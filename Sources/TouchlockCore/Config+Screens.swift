@@ -20,6 +20,8 @@ public struct ScreenSettings: Sendable {
     /// With `codeSecure`, the last digit typed shows this long before it becomes a dot
     /// (Android shows it 1.3 s); zero shows no digit.
     public var codeReveal = Interval.milliseconds(0)
+    /// Submit the code only on OK (seed 003's return key), not at the Nth digit.
+    public var codeSubmitOnOK = false
     /// Shuffle the keypad's digits once per prompt.
     public var keypadShuffle = false
     /// Dots per inch of the panel; nil: from the connector's physical size.
@@ -112,8 +114,22 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.codeSecure = try bool(v) }, show: { "\($0.screens.codeSecure)" }),
         Key(section: "code", name: "reveal_ms", flatName: "code_reveal_ms",
             set: { c, v throws(BadValue) in c.screens.codeReveal = .milliseconds(Int64(try int(v, 0...10_000))) }, show: { "\($0.screens.codeReveal.milliseconds)" }),
+        Key(section: "code", name: "submit", flatName: "code_submit",
+            set: { c, v throws(BadValue) in
+                switch v { case "auto": c.screens.codeSubmitOnOK = false; case "ok": c.screens.codeSubmitOnOK = true
+                default: throw BadValue(message: "expected auto (at the last digit) or ok (on OK), found '\(v)'") }
+            }, show: { $0.screens.codeSubmitOnOK ? "ok" : "auto" }),
         Key(section: "code", name: "keypad_shuffle", flatName: "keypad_shuffle",
             set: { c, v throws(BadValue) in c.screens.keypadShuffle = try bool(v) }, show: { "\($0.screens.keypadShuffle)" }),
+        Key(section: "theme", name: "theme", flatName: "theme",
+            set: { c, v throws(BadValue) in
+                guard var t = Theme.named(v) else { throw BadValue(message: "expected default or high-contrast, found '\(v)'") }
+                // A built-in theme sets colours and looks; the font and sizes stay.
+                t.fontFamily = c.theme.fontFamily; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
+                t.codeFontSize = c.theme.codeFontSize; t.keyFontSize = c.theme.keyFontSize
+                t.backgroundImage = c.theme.backgroundImage; t.dotSize = c.theme.dotSize
+                c.theme = t; c.themeName = v
+            }, show: { $0.themeName }),
         colorKey("accent_color", \.accent),
         colorKey("underline_color", \.underline),
         colorKey("underline_filled_color", \.underlineFilled),
@@ -121,6 +137,21 @@ extension Config {
         colorKey("key_color", \.key),
         colorKey("key_pressed_color", \.keyPressed),
         colorKey("key_text_color", \.keyText),
+        Key(section: "theme", name: "key_pressed_text_color", flatName: "key_pressed_text_color",
+            set: { c, v throws(BadValue) in c.theme.keyPressedText = try color(v) }, show: { $0.theme.keyPressedText?.description ?? "" }),
+        Key(section: "theme", name: "key_outline_color", flatName: "key_outline_color",
+            set: { c, v throws(BadValue) in c.theme.keyOutline = v == "none" ? nil : try color(v) }, show: { $0.theme.keyOutline?.description ?? "none" }),
+        Key(section: "theme", name: "key_outline_width", flatName: "key_outline_width",
+            set: { c, v throws(BadValue) in c.theme.keyOutlineWidth = try number(v, 0...16) }, show: { "\($0.theme.keyOutlineWidth)" }),
+        Key(section: "theme", name: "background_dim", flatName: "background_dim",
+            set: { c, v throws(BadValue) in c.theme.backgroundDim = try number(v, 0...1) }, show: { "\($0.theme.backgroundDim)" }),
+        Key(section: "theme", name: "digit_font_weight", flatName: "digit_font_weight",
+            set: { c, v throws(BadValue) in
+                switch v { case "normal": c.theme.digitBold = false; case "bold": c.theme.digitBold = true
+                default: throw BadValue(message: "expected normal or bold, found '\(v)'") }
+            }, show: { $0.theme.digitBold ? "bold" : "normal" }),
+        Key(section: "theme", name: "dot_size", flatName: "dot_size",
+            set: { c, v throws(BadValue) in c.theme.dotSize = try number(v, 2...64) }, show: { "\($0.theme.dotSize)" }),
         Key(section: "theme", name: "code_font_size", flatName: "code_font_size",
             set: { c, v throws(BadValue) in c.theme.codeFontSize = try number(v, 4...200) }, show: { "\($0.theme.codeFontSize)" }),
         Key(section: "theme", name: "key_font_size", flatName: "key_font_size",
@@ -175,25 +206,6 @@ extension Config {
     }
 }
 
-/// The panel's density: dots per inch and the factor sizes are multiplied by.
-public struct Density: Hashable, Sendable {
-    public var dpi: Double
-    public var scale: Double { min(4, max(0.75, dpi / 96)) }
-
-    /// `override` when set; else from the connector's physical size in millimetres,
-    /// unless that is missing or not believable (EDIDs report 0x0, or the aspect ratio
-    /// as 160x90 or 16x9 cm); else 96.
-    public init(screen: Size, physicalMillimetres: (width: Int, height: Int)?, override: Double? = nil) {
-        if let override { dpi = override; return }
-        if let (mw, mh) = physicalMillimetres, mw > 0, mh > 0 {
-            let aspectOnly = [(160, 90), (160, 100), (16, 9), (16, 10)].contains { $0 == (mw, mh) }
-            let d = Double(screen.width) * 25.4 / Double(mw)
-            if !aspectOnly, (50...600).contains(d) { dpi = d; return }
-        }
-        dpi = 96
-    }
-}
-
 extension LockScreen {
     /// The lock screen the settings describe, laid out on a screen of `size` pixels.
     /// `shuffleSeed` (from the kernel's randomness) is used when the keypad is shuffled.
@@ -201,25 +213,15 @@ extension LockScreen {
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
                             at now: Instant = Instant(microseconds: 0), session: Session? = nil) -> LockScreen {
         let st = config.screens
-        let scale = density.scale
-        let theme = config.theme.scaled(by: scale)
-        // With both methods, a strip at the bottom holds the control that switches.
-        var area = size
-        var toggle: PixelRect? = nil
-        if st.methods == .both {
-            let strip = Int((72 * scale).rounded())
-            area.height = max(64, size.height - strip)
-            let w = Int((260 * scale).rounded()), h = Int((52 * scale).rounded())
-            toggle = PixelRect(x: (size.width - w) / 2, y: area.height + (strip - h) / 2, width: w, height: h)
-        }
+        let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
+                                  columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
+                                  theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern])
         func patternLock() -> PatternLock {
-            let grid = PatternGrid.layout(rows: config.rows, columns: config.columns, on: area, hitFactor: config.hitFactor)
-            return PatternLock(grid: grid, minimumLength: config.minimumLength)
+            PatternLock(grid: layout.grid, minimumLength: config.minimumLength)
         }
         func codePad() -> CodePad {
-            let layout = CodePadLayout.layout(length: st.codeLength, on: area, scale: scale)
-            return CodePad(length: st.codeLength, layout: layout, secure: st.codeSecure, reveal: st.codeReveal,
-                           shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, at: now)
+            CodePad(length: st.codeLength, layout: layout.pad!, secure: st.codeSecure, reveal: st.codeReveal,
+                    shuffleSeed: st.keypadShuffle ? shuffleSeed : nil, submitOnOK: st.codeSubmitOnOK, at: now)
         }
         let pads: LockScreen.Pads
         switch st.methods {
@@ -227,10 +229,11 @@ extension LockScreen {
         case .code: pads = .code(codePad())
         case .both: pads = .both(patternLock(), codePad(), showing: .pattern)
         }
+        var builder = SceneBuilder(theme: layout.pixels(config.theme), size: size, stealth: st.stealth, messages: st.messages)
+        builder.layout = layout
         var lock = LockScreen(pads: pads,
                               session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
-                              builder: SceneBuilder(theme: theme, size: size, stealth: st.stealth, messages: st.messages),
-                              toggle: toggle)
+                              builder: builder, toggle: layout.toggle)
         lock.idleLock = config.idleLock
         lock.blankAfter = config.blankAfter
         return lock

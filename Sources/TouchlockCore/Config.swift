@@ -21,6 +21,8 @@ public struct Config: Sendable {
     /// 10 is a wait of 3^5 = 243 minutes (about 4 h) in the default schedule.
     public var damagedCount = 10
     public var theme = Theme()
+    /// The built-in theme named by `theme =` (colours set after it override it).
+    public var themeName = "default"
     /// Per-device input corrections (`[input] quirk`, may be given several times).
     public var inputQuirks: [InputQuirk] = []
     /// How the panel sits relative to the picture (`[input] rotation`, `flip`).

@@ -232,8 +232,7 @@ public struct LockScreen: Sendable {
         s.prompt = prompt
         if let r = toggleRect, enrollment == nil, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
-            s.toggle = Scene.KeyCap(rect: r, label: .text(label), pressed: false, round: false,
-                                    fontSize: min(builder.theme.fontSize * 0.8, Double(r.height) * 0.5))
+            s.toggle = builder.toggle(label, at: r, session: shown)
         }
         return s
     }

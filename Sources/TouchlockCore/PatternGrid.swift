@@ -16,15 +16,11 @@ public struct PatternGrid: Hashable, Sendable {
         self.hitRadius = hitFactor * cell / 2
     }
 
-    /// Lays the grid out in the lower part of `screen`, square cells, centred, leaving
-    /// the top fifth for the prompt.
-    public static func layout(rows: Int = 3, columns: Int = 3, on screen: Size, hitFactor: Double = 0.6) -> PatternGrid {
-        let w = Double(screen.width), h = Double(screen.height)
-        let top = h * 0.2
-        let cell = min(w * 0.9 / Double(columns), (h - top) * 0.9 / Double(rows))
-        let origin = Point(x: (w - cell * Double(columns)) / 2,
-                           y: top + (h - top - cell * Double(rows)) / 2)
-        return PatternGrid(rows: rows, columns: columns, origin: origin, cell: cell, hitFactor: hitFactor)
+    /// The grid of a screen offering only the pattern, on `screen` (ScreenLayout has the
+    /// rules).
+    public static func layout(rows: Int = 3, columns: Int = 3, on screen: Size, hitFactor: Double = 0.6,
+                              density: Density = Density(dpi: Density.defaultDpi)) -> PatternGrid {
+        ScreenLayout(size: screen, density: density, methods: .pattern, rows: rows, columns: columns, hitFactor: hitFactor).grid
     }
 
     public var count: Int { rows * columns }

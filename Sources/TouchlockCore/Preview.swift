@@ -9,7 +9,7 @@ public enum Preview {
         switch screen {
         case .pattern: ["idle", "drawing", "error", "too-short", "lockout", "unlocked",
                         "enroll", "enroll-again", "enroll-mismatch"]
-        case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "error", "incomplete", "lockout", "blurred",
+        case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "full", "error", "incomplete", "lockout", "blurred",
                      "enroll", "enroll-again", "enroll-mismatch"]
         }
     }
@@ -106,14 +106,19 @@ public enum Preview {
                 type(min(k ?? 1, pad.length - 1))
                 let r = pad.layout.keys[4]
                 _ = s.touches([ScreenTouch(id: 5, phase: .began, point: r.centre)], at: next())
+            case "full":
+                // The last digit typed, the check not over (or OK awaited with code_submit = ok).
+                type(pad.length)
             case "error":
                 type(pad.length)
+                if pad.submitOnOK { _ = s.key(.ok, at: next()) }
                 _ = s.verified(false, at: next())
             case "incomplete":
                 type(n)
                 _ = s.key(.ok, at: next())
             case "lockout":
                 type(pad.length)
+                if pad.submitOnOK { _ = s.key(.ok, at: next()) }
                 _ = s.verified(false, at: next())
                 _ = s.timer(at: Instant(microseconds: t + 2_500_000))
             case "blurred":

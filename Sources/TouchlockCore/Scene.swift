@@ -1,7 +1,10 @@
 /// What the screen shows, as data. The renderer draws a scene; `damage(from:)` says
 /// which pixels differ from the previous scene, so only those are redrawn and copied.
 public struct Scene: Hashable, Sendable {
-    public enum NodeState: Hashable, Sendable { case normal, selected, error }
+    /// `disabled`: input is not taken (a lockout, an error hold); drawn dimmed.
+    public enum NodeState: Hashable, Sendable { case normal, selected, error, disabled }
+    /// How opaque disabled nodes and keys are drawn (Android's disabled alpha).
+    public static let disabledAlpha = 0.38
     /// A chosen node is drawn with a halo this many times its radius.
     public static let haloFactor = 1.8
 
@@ -16,6 +19,9 @@ public struct Scene: Hashable, Sendable {
     public var prompt: String
     /// The band the prompt is drawn in.
     public var promptBox: PixelRect
+    /// The prompt's size in pixels, and the smallest it shrinks to before it overflows.
+    public var promptSize: Double
+    public var promptMinimum: Double
     public var nodes: [Node]
     /// Centres of the chosen nodes, in order.
     public var path: [Point]
@@ -33,8 +39,15 @@ public struct Scene: Hashable, Sendable {
     public init(size: Size, theme: Theme, prompt: String, promptBox: PixelRect,
                 nodes: [Node], path: [Point], pathColor: Color, tail: Point?, tailAlpha: Double = 1) {
         self.size = size; self.theme = theme; self.prompt = prompt; self.promptBox = promptBox
+        promptSize = theme.fontSize; promptMinimum = min(theme.fontSize, 12 * theme.unit)
         self.nodes = nodes; self.path = path; self.pathColor = pathColor; self.tail = tail
         self.tailAlpha = tailAlpha
+    }
+
+    /// The prompt as set in its box: one or two lines, and their size.
+    public var promptText: (lines: [String], size: Double) {
+        TextMetrics.fit(prompt, width: Double(promptBox.width), height: Double(promptBox.height),
+                        size: promptSize, minimum: promptMinimum)
     }
 
     /// The tail's opacity for a finger `distance` pixels from the last chosen node on a
@@ -54,7 +67,7 @@ public struct Scene: Hashable, Sendable {
             return d
         }
         addControlDamage(from: old, to: &d)
-        if old.prompt != prompt {
+        if old.prompt != prompt || old.promptSize != promptSize || old.promptBox != promptBox {
             d.add(promptBox)
             d.add(old.promptBox)
         }
@@ -91,6 +104,8 @@ public struct SceneBuilder: Sendable {
     /// looking over a shoulder sees the pattern; only the messages tell the outcome.
     public var stealth: Bool
     public var messages: Messages
+    /// Where things go (nil: the pattern's prompt takes the band above the grid).
+    public var layout: ScreenLayout?
 
     public init(theme: Theme, size: Size, stealth: Bool = false, messages: Messages = Messages()) {
         self.theme = theme; self.size = size; self.stealth = stealth; self.messages = messages
@@ -118,6 +133,10 @@ public struct SceneBuilder: Sendable {
             tail = nil
         }
         for n in shown { nodes[n].state = error ? .error : .selected }
+        if Self.inputBlocked(session) || error {
+            // Input is not taken: what cannot be touched looks so; the message is the focus.
+            for i in nodes.indices where nodes[i].state == .normal { nodes[i].state = .disabled }
+        }
         let prompt: String
         switch session.state {
         case .locked, .verifying, .storing: prompt = messages.patternPrompt
@@ -134,10 +153,35 @@ public struct SceneBuilder: Sendable {
                          promptBox: PixelRect(x: 0, y: 0, width: size.width, height: size.height),
                          nodes: [], path: [], pathColor: theme.path, tail: nil)
         }
-        return Scene(size: size, theme: theme, prompt: prompt,
-                     promptBox: PixelRect(x: 0, y: 0, width: size.width, height: max(band, 1)),
-                     nodes: nodes, path: shown.map(grid.center(of:)),
-                     pathColor: error ? theme.error.with(alpha: theme.path.alpha) : theme.path,
-                     tail: tail, tailAlpha: tail == nil ? 1 : tailAlpha)
+        var scene = Scene(size: size, theme: theme, prompt: prompt,
+                          promptBox: layout?.patternPrompt ?? PixelRect(x: 0, y: 0, width: size.width, height: max(band, 1)),
+                          nodes: nodes, path: shown.map(grid.center(of:)),
+                          pathColor: error ? theme.error.with(alpha: theme.path.alpha) : theme.path,
+                          tail: tail, tailAlpha: tail == nil ? 1 : tailAlpha)
+        scene.promptMinimum = promptMinimum
+        return scene
+    }
+
+    /// The prompt's smallest size in pixels.
+    var promptMinimum: Double {
+        min(theme.fontSize, ScreenLayout.minimumText * (layout?.density.px ?? theme.unit))
+    }
+
+    /// Whether the session takes no input for a while that the screen shows: a wrong
+    /// attempt's hold, a lockout, a record that could not be stored.
+    static func inputBlocked(_ session: Session) -> Bool {
+        switch session.state {
+        case .wrong, .lockout, .storeFailed: true
+        case .locked, .verifying, .storing, .unlocked: false
+        }
+    }
+
+    /// The control that switches methods, labelled `label`, at `rect`.
+    /// It looks disabled while `session` takes no input.
+    public func toggle(_ label: String, at rect: PixelRect, session: Session) -> Scene.KeyCap {
+        let size = layout?.toggleFontSize ?? min(theme.fontSize * 0.8, Double(rect.height) * 0.45)
+        var k = Scene.KeyCap(rect: rect, label: .text(label), pressed: false, round: false, fontSize: size)
+        k.disabled = Self.inputBlocked(session)
+        return k
     }
 }

@@ -55,7 +55,7 @@ public final class Renderer {
         cairo_paint(cr)
         cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
 
-        if let path = theme.backgroundImage { drawBackgroundImage(path) }
+        if let path = theme.backgroundImage { drawBackgroundImage(path, scene: scene) }
         if r.intersects(scene.promptBox) { drawPrompt(scene) }
         drawPath(scene, in: r)
         for node in scene.nodes where r.intersects(PixelRect(around: node.center, radius: node.radius * Scene.haloFactor)) {
@@ -66,19 +66,26 @@ public final class Renderer {
         if let t = scene.toggle, r.intersects(t.bounds) { drawKey(t, theme: theme) }
     }
 
+    /// The prompt on the one or two lines the scene sets it in, centred in its box.
     private func drawPrompt(_ scene: Scene) {
         let box = scene.promptBox
-        drawText(scene.prompt, family: scene.theme.fontFamily, size: scene.theme.fontSize, color: scene.theme.text,
-                 centre: Point(x: Double(box.x) + Double(box.width) / 2, y: Double(box.y) + Double(box.height) / 2),
-                 maxWidth: Double(box.width) * 0.95)
+        let (lines, size) = scene.promptText
+        let step = TextMetrics.lineHeight(size)
+        let cy = Double(box.y) + Double(box.height) / 2
+        for (i, line) in lines.enumerated() {
+            let y = cy + (Double(i) - Double(lines.count - 1) / 2) * step
+            drawText(line, family: scene.theme.fontFamily, size: size, color: scene.theme.text,
+                     centre: Point(x: Double(box.x) + Double(box.width) / 2, y: y), maxWidth: Double(box.width))
+        }
     }
 
     /// Draws `text` centred on `centre` with a face of `family` that has its characters,
     /// smaller than `size` if that is what it takes to stay within `maxWidth` (the text
     /// must stay inside the rectangle its element damages).
-    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point, maxWidth: Double) {
+    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point, maxWidth: Double,
+                          bold: Bool = false) {
         if text.isEmpty { return }
-        cairo_set_font_face(cr, face(family: family, for: text))
+        cairo_set_font_face(cr, face(family: family, for: text, bold: bold))
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
@@ -96,16 +103,26 @@ public final class Renderer {
         cairo_show_text(cr, text)
     }
 
+    /// How far `text` advances, set in `family` at `size`, as drawn.
+    func textWidth(_ text: String, family: String, size: Double) -> Double {
+        cairo_set_font_face(cr, face(family: family, for: text))
+        cairo_set_font_size(cr, size)
+        var ext = cairo_text_extents_t()
+        cairo_text_extents(cr, text, &ext)
+        return max(ext.x_advance, ext.width)
+    }
+
     /// A font face for `family` through fontconfig. When the text has characters beyond
     /// ASCII, they go into the pattern as a character set: fontconfig ranks coverage above
     /// the family name, so a label in Chinese gets a face that has its glyphs (WenQuanYi
     /// Micro Hei when installed) while Latin text keeps the configured family.
-    private func face(family: String, for text: String) -> OpaquePointer {
+    private func face(family: String, for text: String, bold: Bool = false) -> OpaquePointer {
         let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
-        let key = family + "|" + extra.map { String($0, radix: 16) }.joined(separator: ",")
+        let key = family + (bold ? "|bold|" : "|") + extra.map { String($0, radix: 16) }.joined(separator: ",")
         if let f = faces[key] { return f }
         let pattern = FcPatternCreate()
         _ = FcPatternAddString(pattern, FC_FAMILY, family)
+        if bold { _ = FcPatternAddInteger(pattern, FC_WEIGHT, FC_WEIGHT_BOLD) }
         if !extra.isEmpty, let cs = FcCharSetCreate() {
             for c in extra { _ = FcCharSetAddChar(cs, c) }
             _ = FcPatternAddCharSet(pattern, FC_CHARSET, cs)
@@ -118,7 +135,7 @@ public final class Renderer {
         return f
     }
 
-    private func drawBackgroundImage(_ path: String) {
+    private func drawBackgroundImage(_ path: String, scene: Scene) {
         if backgroundImage?.path != path {
             if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
             var img: OpaquePointer? = cairo_image_surface_create_from_png(path)
@@ -143,6 +160,12 @@ public final class Renderer {
         cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)  // no fade to transparent at the edges
         cairo_paint(cr)
         cairo_restore(cr)
+        // A scrim of the background colour keeps text readable over a light picture.
+        let dim = scene.theme.backgroundDim
+        if dim > 0 {
+            setSource(scene.theme.background.with(alpha: dim))
+            cairo_paint(cr)
+        }
     }
 
     private func drawBox(_ box: Scene.Box, theme: Theme) {
@@ -154,10 +177,10 @@ public final class Renderer {
         case .empty: break
         case .digit(let d):
             drawText(String(d), family: theme.fontFamily, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
-                     maxWidth: Double(r.width))
+                     maxWidth: Double(r.width), bold: theme.digitBold)
         case .dot:
             setSource(ink)
-            cairo_arc(cr, cx, cy, box.fontSize * 0.18, 0, 2 * Double.pi)
+            cairo_arc(cr, cx, cy, box.dotRadius, 0, 2 * Double.pi)
             cairo_fill(cr)
         }
         setSource(box.underline)
@@ -174,27 +197,43 @@ public final class Renderer {
         let fontSize = key.fontSize
         let r = key.rect
         let x = Double(r.x), y = Double(r.y), w = Double(r.width), h = Double(r.height)
-        setSource(key.pressed ? theme.keyPressed : theme.key)
-        if key.round {
-            cairo_arc(cr, x + w / 2, y + h / 2, min(w, h) / 2, 0, 2 * Double.pi)
-        } else {
-            let rad = min(w, h) / 2
-            cairo_new_sub_path(cr)
-            cairo_arc(cr, x + w - rad, y + rad, rad, -Double.pi / 2, 0)
-            cairo_arc(cr, x + w - rad, y + h - rad, rad, 0, Double.pi / 2)
-            cairo_arc(cr, x + rad, y + h - rad, rad, Double.pi / 2, Double.pi)
-            cairo_arc(cr, x + rad, y + rad, rad, Double.pi, 3 * Double.pi / 2)
-            cairo_close_path(cr)
+        let dim = key.disabled ? Scene.disabledAlpha : 1
+        let fill = key.pressed ? theme.keyPressed : theme.key
+        /// The key's shape, `inset` pixels inside its rectangle.
+        func shape(inset i: Double) {
+            if key.round {
+                cairo_arc(cr, x + w / 2, y + h / 2, min(w, h) / 2 - i, 0, 2 * Double.pi)
+            } else {
+                let rad = min(w, h) / 2 - i
+                cairo_new_sub_path(cr)
+                cairo_arc(cr, x + w - i - rad, y + i + rad, rad, -Double.pi / 2, 0)
+                cairo_arc(cr, x + w - i - rad, y + h - i - rad, rad, 0, Double.pi / 2)
+                cairo_arc(cr, x + i + rad, y + h - i - rad, rad, Double.pi / 2, Double.pi)
+                cairo_arc(cr, x + i + rad, y + i + rad, rad, Double.pi, 3 * Double.pi / 2)
+                cairo_close_path(cr)
+            }
         }
+        setSource(fill.with(alpha: fill.alpha * dim))
+        shape(inset: 0)
         cairo_fill(cr)
+        if let outline = theme.effectiveKeyOutline, theme.keyOutlineWidth > 0 {
+            // Inside the key, so it stays within the key's damage.
+            let lw = max(1, theme.keyOutlineWidth)
+            setSource(outline.with(alpha: outline.alpha * dim))
+            cairo_set_line_width(cr, lw)
+            shape(inset: lw / 2)
+            cairo_stroke(cr)
+        }
+        let ink = key.pressed ? theme.keyPressedText ?? theme.keyText : theme.keyText
         let centre = Point(x: x + w / 2, y: y + h / 2)
         switch key.label {
         case .text(let t):
-            drawText(t, family: theme.fontFamily, size: fontSize, color: theme.keyText, centre: centre, maxWidth: w * 0.9)
+            drawText(t, family: theme.fontFamily, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: centre,
+                     maxWidth: w * 0.9, bold: theme.digitBold && Int(t) != nil)
         case .delete:
             // A key-shaped arrow pointing left with a cross in it.
             let s = fontSize * 0.5
-            setSource(theme.keyText)
+            setSource(ink.with(alpha: ink.alpha * dim))
             cairo_set_line_width(cr, max(2, fontSize / 14))
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
             cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
@@ -307,8 +346,10 @@ public final class Renderer {
         case .normal: color = theme.node
         case .selected: color = theme.nodeSelected
         case .error: color = theme.error
+        case .disabled: color = theme.node.with(alpha: theme.node.alpha * Scene.disabledAlpha)
         }
-        let (sprite, half) = nodeSprite(SpriteKey(color: color, halo: node.state != .normal, radius: node.radius))
+        let halo = node.state == .selected || node.state == .error
+        let (sprite, half) = nodeSprite(SpriteKey(color: color, halo: halo, radius: node.radius))
         cairo_set_source_surface(cr, sprite, node.center.x - Double(half), node.center.y - Double(half))
         cairo_paint(cr)
     }

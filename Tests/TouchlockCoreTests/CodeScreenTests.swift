@@ -147,10 +147,10 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
     @Test func densityComesFromThePhysicalSizeUnlessOverriddenOrImplausible() {
         let size = Size(width: 1280, height: 800)
         #expect(Density(screen: size, physicalMillimetres: (217, 136)).dpi.rounded() == 150)
-        #expect(Density(screen: size, physicalMillimetres: nil).dpi == 96)
-        #expect(Density(screen: size, physicalMillimetres: (160, 90)).dpi == 96)
+        #expect(Density(screen: size, physicalMillimetres: nil).dpi == 160)
+        #expect(Density(screen: size, physicalMillimetres: (160, 90)).dpi == 160)
         #expect(Density(screen: size, physicalMillimetres: (217, 136), override: 120).dpi == 120)
-        #expect(Density(screen: size, physicalMillimetres: (217, 136)).scale > 1.5)
+        #expect(Density(screen: size, physicalMillimetres: (217, 136), override: 320).px == 2)
     }
 
     @Test func codeSettingsAreReadFromTheConfig() throws {

@@ -116,8 +116,8 @@ func collinearBetween(_ a: Int, _ b: Int, columns: Int, count: Int) -> [Int] {
         let end: Int64 = 24_000
         _ = s.touches([ScreenTouch(id: 1, phase: .ended, point: grid3.center(of: 8))], at: at(end))
         _ = s.verified(false, at: at(end + 10))
-        // A wrong attempt is told by the message alone.
-        #expect(s.scene.nodes.allSatisfy { $0.state == .normal })
+        // A wrong attempt is told by the message alone (every node dimmed alike for the hold).
+        #expect(s.scene.nodes.allSatisfy { $0.state == .disabled })
         #expect(s.scene.prompt == "Wrong pattern, try again")
     }
 

@@ -62,11 +62,13 @@ func submitted(_ actions: [PatternLock.Action]) -> [Int]? {
         #expect(grid3.node(at: Point(x: -5, y: 50)) == nil)
     }
 
-    @Test func theDefaultLayoutCentresTheGridBelowThePrompt() {
+    @Test func theDefaultLayoutPutsTheGridInTheRightColumnInLandscapeAndBelowThePromptInPortrait() {
+        // 1280x800 at 160 dpi: cells of 120 dp (the most before zoom), the grid centred
+        // vertically in the right one of two 440 dp columns 16 dp apart.
         let g = PatternGrid.layout(on: Size(width: 1280, height: 800))
-        #expect(g.cell == 192)
-        #expect(g.center(of: 0) == Point(x: 448, y: 288))
-        #expect(g.center(of: 8) == Point(x: 832, y: 672))
+        #expect(g.cell == 120)
+        #expect(g.center(of: 0) == Point(x: 748, y: 280))
+        #expect(g.center(of: 8) == Point(x: 988, y: 520))
         let portrait = PatternGrid.layout(on: Size(width: 480, height: 800))
         #expect(portrait.center(of: 4).x == 240)
         #expect(portrait.center(of: 2).x + portrait.cell / 2 <= 480)

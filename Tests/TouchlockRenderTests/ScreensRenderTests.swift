@@ -123,25 +123,88 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         defer { unlink(path) }
         try Renderer(shadow: img).writePNG(to: path)
         var c = Config()
-        try c.apply(settings: "unlock_method = code\nbackground_image = \(path)\n")
+        try c.apply(settings: "unlock_method = code\nbackground_image = \(path)\nbackground_dim = 0\n")
         let size = Size(width: 400, height: 400)
         let lock = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
         let shadow = ShadowBuffer(size: size)
         Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
         #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0xff0000, within: 8))
         #expect(close(shadow.pixel(x: 397, y: 397) & 0xffffff, 0x00ff00, within: 8))
+        // A scrim of the background colour, half opaque: red half covered by #000000.
+        try c.apply(settings: "background = #000000\nbackground_dim = 0.5\n")
+        let dimmed = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 0)
+        Renderer(shadow: shadow).draw(dimmed.scene, damage: dimmed.scene.damage(from: nil))
+        #expect(close(shadow.pixel(x: 2, y: 2) & 0xffffff, 0x800000, within: 8))
     }
 
-    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, config: String)] = [
-        ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), ""),
-        ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), ""),
-        ("code-digits-480x800", .code, "digits:2", Size(width: 480, height: 800), ""),
-        ("code-secure-1280x800", .code, "reveal:3", Size(width: 1280, height: 800), ""),
-        ("code-zh-480x800", .code, "pressed", Size(width: 480, height: 800),
+    /// Pixels of `shadow` inside `r` within `d` of `colour`.
+    func count(_ shadow: ShadowBuffer, in r: PixelRect, near colour: UInt32, within d: Int = 40) -> Int {
+        var n = 0
+        for y in r.y..<r.maxY { for x in r.x..<r.maxX where close(shadow.pixel(x: x, y: y) & 0xffffff, colour, within: d) { n += 1 } }
+        return n
+    }
+
+    @Test func theHighContrastThemeDrawsAPressedKeysDigitDarkOnYellowAndOutlinesTheKeys() throws {
+        var c = Config()
+        try c.apply(settings: "theme = high-contrast\n")
+        #expect(c.theme.background == Color(hex: "#000000") && c.theme.keyPressedText == Color(hex: "#000000"))
+        let size = Size(width: 480, height: 800)
+        let lock = try Preview.lockScreen(config: c, screen: .code, state: "pressed", size: size, density: Density(dpi: 187))
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let pressed = try #require(lock.scene.keys.first { $0.pressed })
+        let r = pressed.rect
+        let middle = PixelRect(x: r.x + r.width / 4, y: r.y + r.height / 4, width: r.width / 2, height: r.height / 2)
+        // The yellow fill, and the digit in black on it (not white, which vanished on yellow).
+        #expect(count(shadow, in: middle, near: 0xffd600) > middle.area / 3)
+        #expect(count(shadow, in: middle, near: 0x000000) > 20)
+        #expect(count(shadow, in: middle, near: 0xffffff) == 0)
+        // An unpressed black key on black shows its white outline.
+        let other = try #require(lock.scene.keys.first { !$0.pressed }).rect
+        let edge = PixelRect(x: other.x + other.width / 2 - 2, y: other.y, width: 4, height: 4)
+        #expect(count(shadow, in: edge, near: 0xffffff) > 0)
+    }
+
+    @Test func keysAsDarkAsTheBackgroundGetAnOutlineOfTheirOwn() throws {
+        var c = Config()
+        try c.apply(settings: "unlock_method = code\nbackground = #101010\nkey_color = #101010\nunderline_color = #808080\n")
+        #expect(c.theme.effectiveKeyOutline == Color(hex: "#808080"))
+        var plain = Config()
+        try plain.apply(settings: "unlock_method = code\n")
+        #expect(plain.theme.effectiveKeyOutline == nil)
+        let size = Size(width: 480, height: 800)
+        let lock = LockScreen.make(config: c, size: size, density: Density(dpi: 187), shuffleSeed: 0)
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let k = lock.scene.keys[0].rect
+        #expect(count(shadow, in: PixelRect(x: k.x + k.width / 2 - 2, y: k.y, width: 4, height: 4), near: 0x808080) > 0)
+    }
+
+    @Test func secureDotsAreSizedInDpEvenWithTwelveDigitsOnANarrowScreen() throws {
+        var c = Config()
+        try c.apply(settings: "unlock_method = code\ncode_length = 12\ncode_secure = true\n")
+        let size = Size(width: 320, height: 480)
+        let lock = try Preview.lockScreen(config: c, screen: .code, state: "secure:11", size: size, density: Density(dpi: 160))
+        let dots = lock.scene.boxes.filter { $0.content == .dot }
+        #expect(dots.count == 11)
+        #expect(dots.allSatisfy { $0.dotRadius >= 4 && $0.dotRadius * 2 <= Double($0.rect.width) })
+    }
+
+    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, dpi: Double, config: String)] = [
+        // Landscape, portrait, small, 4K (the sizes and densities of real panels).
+        ("pattern-drawing-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), 102, "unlock_method = both\n"),
+        ("pattern-error-480x800", .pattern, "error", Size(width: 480, height: 800), 187, ""),
+        ("code-digits-480x800", .code, "digits:2", Size(width: 480, height: 800), 187, ""),
+        ("code-secure-1280x800", .code, "reveal:3", Size(width: 1280, height: 800), 160, ""),
+        ("code-zh-480x800", .code, "pressed", Size(width: 480, height: 800), 187,
          "message_code_prompt = 请输入验证码\nlabel_use_pattern = 使用图案\n"),
+        ("code-lockout-240x320", .code, "lockout", Size(width: 240, height: 320), 143, "unlock_method = both\n"),
+        ("pattern-idle-320x240", .pattern, "idle", Size(width: 320, height: 240), 114, "unlock_method = both\n"),
+        ("code-digits-3840x2160", .code, "digits:3", Size(width: 3840, height: 2160), 160, "unlock_method = both\n"),
     ]
 
-    /// Previews at two resolutions, one portrait, against images in Golden/. Set
+    /// Previews on panels of the layout table (landscape, portrait, small, 4K) against
+    /// images in Golden/. Set
     /// TOUCHLOCK_UPDATE_GOLDEN=1 to write them anew (then look at them before committing).
     @Test(arguments: 0..<golden.count)
     func previewsMatchTheGoldenImages(index: Int) throws {
@@ -149,7 +212,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         var config = Config()
         try config.apply(settings: g.config)
         let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
-                                          density: Density(screen: g.size, physicalMillimetres: nil))
+                                          density: Density(dpi: g.dpi))
         let shadow = ShadowBuffer(size: g.size)
         let r = Renderer(shadow: shadow)
         r.draw(lock.scene, damage: lock.scene.damage(from: nil))
@@ -162,5 +225,27 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         // builds; a wrong layout, colour or missing glyph changes thousands of pixels.
         let n = differingPixels(shadow, expected, tolerance: 24)
         #expect(n <= g.size.width * g.size.height / 500, "\(g.name): \(n) pixels differ")
+    }
+}
+
+@Suite struct TextMetricsTests {
+    /// The layout checks text against TextMetrics's estimate: it must not be below what
+    /// cairo measures for any text the screens show, in Latin and in Chinese.
+    @Test func theEstimateIsNeverNarrowerThanTheTextAsDrawn() {
+        let m = Messages()
+        var texts = [m.patternPrompt, m.codePrompt, m.wrongPattern, m.wrongCode, m.unlocked, m.useCode, m.usePattern,
+                     m.enrollPattern, m.enrollPatternAgain, m.enrollCode, m.enrollCodeAgain, m.enrollMismatch,
+                     Messages.fill(m.tooShort, ["min": 4, "n": 2]), Messages.fill(m.codeIncomplete, ["n": 12]),
+                     m.lockout(left: .milliseconds(5_999_000)), m.lockout(left: .milliseconds(88_000_000)),
+                     "OK", "请输入验证码", "使用图案", "验证码错误", "Locked: cannot record the attempt (No space left on device). Touch to retry"]
+        texts += (0...9).map(String.init)
+        let r = Renderer(shadow: ShadowBuffer(size: Size(width: 8, height: 8)))
+        for t in texts {
+            for size in [12.0, 28.0, 64.0] {
+                let drawn = r.textWidth(t, family: Theme().fontFamily, size: size)
+                let estimate = TextMetrics.estimatedWidth(t, size: size)
+                #expect(drawn <= estimate, "'\(t)' at \(size) px: drawn \(drawn) px, estimated \(estimate) px")
+            }
+        }
     }
 }

@@ -64,6 +64,7 @@ SELECTED = (0, 170, 255)
 ERROR = (255, 59, 48)
 UNDERLINE = (84, 89, 99)            # an empty box's underline
 UNDERLINE_FILLED = (191, 196, 204)  # a filled box's underline (the focused one is SELECTED)
+DISABLED_ALPHA = 0.38               # nodes and keys while input is not taken (error hold, lockout)
 
 
 def blend(c, over, alpha):
@@ -79,6 +80,7 @@ PALETTE = {
     "error-path": blend(ERROR, BACKGROUND, 0.5),
     "underline": UNDERLINE,
     "underline-filled": UNDERLINE_FILLED,
+    "disabled": blend(NORMAL, BACKGROUND, DISABLED_ALPHA),
 }
 
 
@@ -390,7 +392,8 @@ def verify(image, nodes, pattern, mode):
         "idle": {"chosen": {"normal"}, "unchosen": {"normal"}, "path": {"background"}},
         "drawing": {"chosen": {"selected"}, "unchosen": {"normal"},
                     "path": {"selected-path", "selected"}},
-        "error": {"chosen": {"error"}, "unchosen": {"normal"}, "path": {"error-path", "error"}},
+        # During the error hold the nodes not chosen are drawn disabled.
+        "error": {"chosen": {"error"}, "unchosen": {"disabled"}, "path": {"error-path", "error"}},
     }[mode]
     problems = []
     for label, x, y, kind in sample_points(nodes, pattern):
@@ -768,9 +771,13 @@ class Run:
 
         # ------------------------------------------------ enrollment and lockout
         ctl = f"touchlockctl --socket {SOCKET_ENROLL}"
-        top = min(y for _, y in nodes)
-        margin = 0.4 * abs(nodes[1][0] - nodes[0][0])      # below the prompt, above the nodes
-        band = (0, 0, w, max(int(top - margin), 1))          # the prompt's band
+        # The prompt's band (ScreenLayout): above the grid in portrait, in the column left
+        # of it in landscape; half a cell clear of the nodes' halos.
+        margin = 0.5 * abs(nodes[1][0] - nodes[0][0])
+        if w > h:
+            band = (0, 0, max(int(min(x for x, _ in nodes) - margin), 1), h)
+        else:
+            band = (0, 0, w, max(int(min(y for _, y in nodes) - margin), 1))
         shots = {}
 
         def status():

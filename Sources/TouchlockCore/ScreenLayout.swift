@@ -1,0 +1,273 @@
+/// The panel's density: dots per inch, and pixels per dp (1 dp = dpi/160 px, as on
+/// Android).
+public struct Density: Hashable, Sendable {
+    public var dpi: Double
+    /// Android's baseline (mdpi), used when neither the config nor the connector tells.
+    public static let defaultDpi = 160.0
+
+    /// Pixels per density-independent pixel.
+    public var px: Double { dpi / 160 }
+    /// What sizes in dp are multiplied by (pixels per dp).
+    public var scale: Double { px }
+
+    public init(dpi: Double) { self.dpi = dpi }
+
+    /// `override` when set; else from the connector's physical size in millimetres,
+    /// unless that is missing or not believable (EDIDs report 0x0, or the aspect ratio
+    /// as 160x90 or 16x9 cm); else 160.
+    public init(screen: Size, physicalMillimetres: (width: Int, height: Int)?, override: Double? = nil) {
+        if let override { dpi = override; return }
+        if let (mw, mh) = physicalMillimetres, mw > 0, mh > 0 {
+            let aspectOnly = [(160, 90), (160, 100), (16, 9), (16, 10)].contains { $0 == (mw, mh) }
+            let d = Double(screen.width) * 25.4 / Double(mw)
+            if !aspectOnly, (50...600).contains(d) { dpi = d; return }
+        }
+        dpi = Self.defaultDpi
+    }
+}
+
+/// Where everything of the lock screens goes, in one model measured in dp.
+///
+/// Sizes: every size is a number of dp between a minimum and a maximum; between them an
+/// element grows to fill the screen. On a screen whose short side is over 800 dp (a
+/// large monitor or a TV, seen from further away) the maximum sizes and the fonts grow
+/// with it, up to 3 times (`zoom`), so a 4K screen shows a lock screen of the proportions
+/// of a tablet's, neither tiny nor scattered.
+///
+/// Arrangement: portrait, one centred column (prompt, the boxes, the grid or keypad, the
+/// switch), at most `columnMax` wide; landscape, two balanced columns of equal width
+/// side by side, centred (left: prompt, boxes, switch; right: the grid or keypad). With
+/// both methods the switch is at the same place on both screens.
+///
+/// What shrinks first when the screen is small:
+/// 1. the margins and gaps, down to 4 dp;
+/// 2. the prompt: it wraps to two lines, then its font shrinks down to 12 dp;
+/// 3. the grid's cells and the keys, down to a 48 dp touch target (a key 48 dp across, a
+///    node's hit circle 48 dp across);
+/// 4. only then, on a screen too small for all of it at 48 dp, the targets, all alike.
+public struct ScreenLayout: Hashable, Sendable {
+    public var size: Size
+    public var density: Density
+    /// Pixels per dp, times the zoom of a large screen: what theme sizes are multiplied by.
+    public var unit: Double
+    public var zoom: Double
+    public var portrait: Bool
+    public var grid: PatternGrid
+    /// The band the pattern screen's prompt is drawn in.
+    public var patternPrompt: PixelRect
+    /// The code pad's parts, when the screen has one.
+    public var pad: CodePadLayout?
+    /// The control that switches methods, with both.
+    public var toggle: PixelRect?
+    /// The switch's label size, so the longer label fits.
+    public var toggleFontSize: Double
+    /// The smallest touch target laid out, in px (48 dp unless the screen is too small).
+    public var minimumTarget: Double
+
+    // The rules, in dp.
+    public static let target = 48.0
+    public static let margin = 16.0
+    public static let gap = 16.0
+    /// The prompt's smallest font.
+    public static let minimumText = 12.0
+    /// The widest a portrait column or a landscape column gets (before zoom).
+    public static let columnMax = 440.0
+    /// A pattern cell's largest side (before zoom).
+    public static let cellMax = 120.0
+    /// A key's pitch (key and gap) at most (before zoom): keys of 80 dp.
+    public static let pitchMax = 88.0
+    /// The boxes' band: at least a target high, at most 72 dp (before zoom).
+    public static let boxBandMax = 72.0
+    /// A key is this fraction of its pitch; the rest is the gap between keys.
+    public static let keyFraction = 10.0 / 11.0
+
+    /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp.
+    public init(size: Size, density: Density, methods: ScreenSettings.Methods = .pattern, rows: Int = 3,
+                columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
+                toggleLabels: [String] = []) {
+        self.size = size
+        self.density = density
+        let dp = density.px
+        let w = Double(size.width), h = Double(size.height)
+        let shortDp = min(w, h) / dp
+        zoom = min(3, max(1, shortDp / 800))
+        unit = dp * zoom
+        portrait = h >= w
+        let target = Self.target * dp
+        let length = codeLength < 1 ? 4 : codeLength
+
+        // Margins and gaps: smaller on a small screen,
+        // from 16 dp on a short side of 600 dp or more down to 4 dp at 240 dp.
+        let spacing = min(1, max(0.25, (shortDp - 180) / 420))
+        let margin = (Self.margin * spacing * unit).rounded()
+        let gap = (Self.gap * spacing * unit).rounded()
+
+        let fontPx = theme.fontSize * unit
+        let promptPref = TextMetrics.lineHeight(fontPx) * 2
+        let promptMin = TextMetrics.lineHeight(Self.minimumText * dp) * 2
+
+        // The switch: a target high, as wide as its longer label needs.
+        let both = methods == .both
+        var toggleH = 0.0, toggleW = 0.0
+        var tFont = fontPx * 0.8
+        let contentW = w - 2 * margin, contentH = h - 2 * margin
+        let columns2 = !portrait
+        let colMax = Self.columnMax * unit
+        // Two columns are balanced (equal) when the grid or keypad fits half the width;
+        // else the right column takes what it needs and the left the rest.
+        let colW = columns2 ? min((contentW - gap) / 2, colMax) : min(contentW, colMax)
+        let leftMin = min(colW, 150 * dp)
+        let rightMaxW = columns2 ? max(colW, min(colMax, contentW - gap - leftMin)) : colW
+        let longest = toggleLabels.map { TextMetrics.estimatedWidth($0, size: 1) }.max() ?? 6
+        if both { toggleH = max(target, 48 * unit) }
+        tFont = min(tFont, toggleH * 0.45)
+        /// The switch's width and label size in a column `avail` wide.
+        func fitToggle(_ avail: Double) {
+            let pad = 24 * dp
+            if longest * tFont + 2 * pad > avail {
+                tFont = max(Self.minimumText * dp * 0.75, (avail - pad) / longest)
+            }
+            toggleW = min(avail, max(longest * tFont + 2 * pad, 2 * toggleH))
+        }
+
+        // The main element of each screen, sized by one number p (a cell, a key pitch).
+        struct Main { var lo: Double; var hi: Double; var width: (Double) -> Double; var height: (Double) -> Double }
+        let boxBandMax = Self.boxBandMax * unit
+        func boxBand(_ pitch: Double) -> Double { min(boxBandMax, max(target, pitch * 0.8)) }
+        let cellLo = target / max(0.1, min(1, hitFactor))
+        let pattern = Main(lo: cellLo, hi: max(cellLo, Self.cellMax * unit),
+                           width: { Double(columns) * $0 }, height: { Double(rows) * $0 })
+        let pitchLo = target / Self.keyFraction
+        let keypadInColumn = Main(lo: pitchLo, hi: max(pitchLo, Self.pitchMax * unit),
+                                  width: { 3 * $0 }, height: { boxBand($0) + gap + 4 * $0 })
+        let keypadAlone = Main(lo: pitchLo, hi: max(pitchLo, Self.pitchMax * unit),
+                               width: { 3 * $0 }, height: { 4 * $0 })
+
+        // The height left for the main element once the rest of its column is placed.
+        let around: Double
+        if columns2 {
+            around = 0
+        } else {
+            around = (both ? toggleH + gap : 0) + gap
+        }
+        func solve(_ m: Main, width: Double, height: Double, prompt: Double) -> Double {
+            let room = height - prompt
+            if let p = Self.largest(m.lo, m.hi, { m.width($0) <= width && m.height($0) <= room }) { return p }
+            return Self.largest(1, m.lo, { m.width($0) <= width && m.height($0) <= height - promptMin }) ?? 1
+        }
+        let promptInColumn = columns2 ? 0 : promptPref
+        let hasPattern = methods != .code, hasCode = methods != .pattern
+        let codeMain = columns2 ? keypadAlone : keypadInColumn
+        let cell = hasPattern ? solve(pattern, width: rightMaxW, height: contentH - around, prompt: promptInColumn) : 0
+        let pitch = hasCode ? solve(codeMain, width: rightMaxW, height: contentH - around, prompt: promptInColumn) : 0
+        let mainW = max(hasPattern ? pattern.width(cell) : 0, hasCode ? codeMain.width(pitch) : 0)
+        let mainH = max(hasPattern ? pattern.height(cell) : 0, hasCode ? codeMain.height(pitch) : 0)
+        minimumTarget = min(hasPattern ? cell * min(1, hitFactor) : .infinity,
+                            hasCode ? pitch * Self.keyFraction : .infinity, both ? toggleH : .infinity)
+
+        func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double) -> PixelRect {
+            let x0 = x.rounded(), y0 = y.rounded()
+            return PixelRect(x: Int(x0), y: Int(y0), width: Int((x + w).rounded() - x0), height: Int((y + h).rounded() - y0))
+        }
+        func keys(left: Double, top: Double, pitch: Double) -> [PixelRect] {
+            let key = min(pitch.rounded(.down), (pitch * Self.keyFraction).rounded(.up))
+            return (0..<12).map { i in
+                let cx = left + (Double(i % 3) + 0.5) * pitch, cy = top + (Double(i / 3) + 0.5) * pitch
+                return PixelRect(x: Int((cx - key / 2).rounded()), y: Int((cy - key / 2).rounded()),
+                                 width: Int(key), height: Int(key))
+            }
+        }
+        func boxes(in band: PixelRect) -> [PixelRect] {
+            let n = Double(length)
+            let bw = min(Double(band.width) * 0.95 / (n * 1.5 - 0.5), Double(band.height) / 1.25).rounded(.down)
+            let bh = min(Double(band.height), max(bw * 1.25, Double(band.height) * 0.8)).rounded(.down)
+            let step = (bw * 1.5).rounded(.down)
+            let row = step * (n - 1) + bw
+            let x0 = (Double(band.x) + (Double(band.width) - row) / 2).rounded()
+            let y0 = (Double(band.y) + (Double(band.height) - bh) / 2).rounded()
+            return (0..<length).map { PixelRect(x: Int(x0 + Double($0) * step), y: Int(y0), width: Int(bw), height: Int(bh)) }
+        }
+
+        var gridOrigin = Point(x: 0, y: 0)
+        var pad: CodePadLayout? = nil
+        var toggle: PixelRect? = nil
+        if !columns2 {
+            // One column: prompt, main, switch, centred as a block.
+            let promptH = max(0, min(promptPref, contentH - around - mainH))
+            let block = promptH + gap + mainH + (both ? gap + toggleH : 0)
+            let top = margin + max(0, (contentH - block) / 2)
+            let left = (w - colW) / 2
+            let mainTop = top + promptH + gap
+            patternPrompt = rect(left, top, colW, promptH)
+            if hasPattern {
+                gridOrigin = Point(x: (w - pattern.width(cell)) / 2, y: mainTop + (mainH - pattern.height(cell)) / 2)
+            }
+            if hasCode {
+                let ch = codeMain.height(pitch)
+                let y0 = mainTop + (mainH - ch) / 2
+                let band = rect(left, y0, colW, boxBand(pitch))
+                pad = CodePadLayout(boxes: boxes(in: band), keys: keys(left: (w - 3 * pitch) / 2, top: y0 + boxBand(pitch) + gap, pitch: pitch),
+                                    boxArea: band, promptBox: patternPrompt)
+            }
+            if both {
+                fitToggle(colW)
+                toggle = rect((w - toggleW) / 2, mainTop + mainH + gap, toggleW, toggleH)
+            }
+        } else {
+            // Two columns: the left holds the prompt (and the boxes) and the switch, the right
+            // the grid or the keypad; both centred on the screen's middle.
+            let rightW = max(colW, mainW), leftW = mainW > colW ? contentW - gap - rightW : colW
+            let total = leftW + gap + rightW
+            let left = (w - total) / 2, right = left + leftW + gap
+            let colW = leftW
+            let bandH = hasCode ? boxBand(pitch) : 0
+            let leftNeed = promptPref + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)
+            let blockH = min(contentH, max(mainH, leftNeed))
+            let top = margin + (contentH - blockH) / 2
+            let midY = top + blockH / 2
+            let bottom = top + blockH
+            if both {
+                fitToggle(colW)
+                toggle = rect(left + (colW - toggleW) / 2, bottom - toggleH, toggleW, toggleH)
+            }
+            let aboveSwitch = both ? bottom - toggleH - gap : bottom
+            if hasPattern {
+                gridOrigin = Point(x: right + (rightW - pattern.width(cell)) / 2, y: midY - pattern.height(cell) / 2)
+                let promptH = min(promptPref, aboveSwitch - top)
+                let cy = min(midY, aboveSwitch - promptH / 2)
+                patternPrompt = rect(left, cy - promptH / 2, colW, promptH)
+            } else {
+                patternPrompt = rect(left, top, colW, 0)
+            }
+            if hasCode {
+                // The boxes at the middle (above the switch if it is in the way), the prompt above.
+                let by = min(midY - bandH / 2, aboveSwitch - bandH)
+                let band = rect(left, by, colW, bandH)
+                let promptH = max(0, min(promptPref, by - gap - top))
+                let prompt = rect(left, by - gap - promptH, colW, promptH)
+                let ky = midY - 2 * pitch
+                pad = CodePadLayout(boxes: boxes(in: band), keys: keys(left: right + (rightW - 3 * pitch) / 2, top: ky, pitch: pitch),
+                                    boxArea: band, promptBox: prompt)
+            }
+        }
+        toggleFontSize = tFont
+        grid = PatternGrid(rows: rows, columns: columns, origin: gridOrigin, cell: max(cell, 1), hitFactor: hitFactor)
+        self.pad = pad
+        self.toggle = toggle
+    }
+
+    /// The largest p in lo...hi for which `fits` holds (fits is monotonic), nil if not even lo fits.
+    static func largest(_ lo: Double, _ hi: Double, _ fits: (Double) -> Bool) -> Double? {
+        guard lo <= hi, fits(lo) else { return nil }
+        if fits(hi) { return hi }
+        var a = lo, b = hi
+        for _ in 0..<48 {
+            let m = (a + b) / 2
+            if fits(m) { a = m } else { b = m }
+        }
+        return a
+    }
+
+    /// The theme's sizes (in dp) in pixels for this screen.
+    public func pixels(_ theme: Theme) -> Theme { theme.scaled(by: unit) }
+}

@@ -1,0 +1,62 @@
+/// Core draws no text, yet the layout must know whether a text fits its box. This is a
+/// conservative estimate of a text's advance from its font size and characters, with no
+/// font at hand: per character a fraction of the size, chosen above what DejaVu Sans (the
+/// default face) and WenQuanYi Micro Hei (the face for CJK) advance for that class of
+/// character (the render tests measure every message with cairo against it).
+public enum TextMetrics {
+    /// The fraction of the font size a character of each class advances at most.
+    static func advance(_ c: Unicode.Scalar) -> Double {
+        switch c.value {
+        case 0x20: 0.34                                  // space (DejaVu: 0.318)
+        case 0x21...0x2f, 0x3a...0x40, 0x5b...0x60, 0x7b...0x7e: 0.52  // punctuation
+        case 0x30...0x39: 0.68                           // digits (DejaVu: 0.636, 8 px at 12 px hinted)
+        case 0x41...0x5a: 0.82                           // capitals (DejaVu: up to 0.79 for W... M 0.863)
+        case 0x61...0x7a: 0.66                           // lower case (DejaVu: m 0.974, i 0.278; 0.6 on average)
+        case 0x00...0x7f: 0.66
+        case 0x2e80...0xffef: 1.04                       // CJK, full width (1.0)
+        default: 0.8
+        }
+    }
+
+    /// A width the text, drawn `size` high, does not exceed.
+    public static func estimatedWidth(_ text: String, size: Double) -> Double {
+        text.unicodeScalars.reduce(0) { $0 + advance($1) } * size
+    }
+
+    /// The height of one line of text of `size` (ascent plus descent, with some leading).
+    public static func lineHeight(_ size: Double) -> Double { size * 1.25 }
+}
+
+extension TextMetrics {
+    /// How `text` is set in a box of `width` x `height`: on one line at `size` if it fits;
+    /// else on the one or two lines (split at a space, or between characters of text
+    /// without spaces) that allow the largest size, down to `minimum`, and below it only
+    /// when nothing else fits. The prompt wraps before it shrinks, and shrinks before
+    /// anything else on the screen does.
+    public static func fit(_ text: String, width: Double, height: Double, size: Double,
+                           minimum: Double) -> (lines: [String], size: Double) {
+        guard !text.isEmpty, width > 0, height > 0 else { return ([text], size) }
+        let one = estimatedWidth(text, size: 1) * 1.0001
+        let s1 = min(size, width / max(one, 1e-9), height / lineHeight(1))
+        if s1 >= size { return ([text], size) }
+        // The split whose longer line is the shortest.
+        let chars = Array(text)
+        var cuts: [Int] = chars.indices.filter { chars[$0] == " " }
+        let spaced = !cuts.isEmpty
+        if !spaced { cuts = Array(chars.indices.dropFirst()) }
+        var best: (lines: [String], size: Double)? = nil
+        var bestLonger = Double.infinity
+        for c in cuts {
+            let a = String(chars[..<c]), b = String(chars[(spaced ? c + 1 : c)...])
+            if a.isEmpty || b.isEmpty { continue }
+            // The most even split: the largest size, and the shortest longer line.
+            let longer = max(estimatedWidth(a, size: 1), estimatedWidth(b, size: 1)) * 1.0001
+            if longer < bestLonger {
+                bestLonger = longer
+                best = ([a, b], min(size, width / longer, height / (2 * lineHeight(1))))
+            }
+        }
+        if let best, best.size > s1 * 1.05 || (s1 < minimum && best.size > s1) { return best }
+        return ([text], s1)
+    }
+}

@@ -1,0 +1,146 @@
+import Testing
+@testable import TouchlockCore
+
+/// The panels a lock screen must look right on: sizes in pixels and densities (nil: the
+/// panel tells none).
+let panelTable: [(size: Size, dpi: Double?)] = [
+    (Size(width: 240, height: 320), 143), (Size(width: 320, height: 240), 114),
+    (Size(width: 480, height: 272), 128), (Size(width: 480, height: 800), 187),
+    (Size(width: 720, height: 1280), 294), (Size(width: 800, height: 480), 96),
+    (Size(width: 1024, height: 600), 96), (Size(width: 1280, height: 800), 102),
+    (Size(width: 1080, height: 1920), 160), (Size(width: 1920, height: 1080), 96),
+    (Size(width: 3840, height: 2160), 160), (Size(width: 3840, height: 2160), nil),
+]
+
+/// The screen configurations checked on every panel: each method alone and both, codes of
+/// 4 and 12 digits.
+let layoutConfigs: [(name: String, settings: String)] = [
+    ("pattern", "unlock_method = pattern\n"),
+    ("code-4", "unlock_method = code\n"),
+    ("code-12", "unlock_method = code\ncode_length = 12\n"),
+    ("both-6", "unlock_method = both\ncode_length = 6\n"),
+]
+
+/// The smallest touch target, in dp (Android's minimum).
+let minimumTargetDp = 48.0
+/// The smallest text, in dp: smaller is not read from arm's length.
+let minimumTextDp = 9.0
+
+/// What is wrong with the laid-out screen, from its geometry alone (the scene and the
+/// machines' layouts), never from its pixels: elements outside the screen, elements that
+/// overlap, touch targets under `minimumTargetDp`, text that does not fit its box. Text
+/// width is `TextMetrics`'s conservative estimate.
+func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
+    let scene = lock.scene
+    let dp = density.dpi / 160
+    let screen = PixelRect(x: 0, y: 0, width: scene.size.width, height: scene.size.height)
+    var problems: [String] = []
+    func dps(_ px: Double) -> String { String(Int((px / dp).rounded())) + " dp" }
+
+    // The elements, by name, with the rectangle nothing else may overlap.
+    var parts: [(name: String, rect: PixelRect)] = []
+    let fullScreenMessage = scene.nodes.isEmpty && scene.keys.isEmpty && scene.boxes.isEmpty
+    if !fullScreenMessage { parts.append(("prompt", scene.promptBox)) }
+    if !scene.nodes.isEmpty {
+        let g = lock.pattern!.grid
+        // The grid: every node's drawn halo and hit circle.
+        let reach = max(g.nodeRadius * Scene.haloFactor, g.hitRadius)
+        let nodes = scene.nodes.map { PixelRect(around: $0.center, radius: reach, margin: 0) }
+        parts.append(("grid", nodes.dropFirst().reduce(nodes[0]) { $0.union($1) }))
+        if 2 * g.hitRadius < minimumTargetDp * dp - 0.5 {
+            problems.append("node targets \(dps(2 * g.hitRadius)) across")
+        }
+    }
+    if !scene.boxes.isEmpty, let pad = lock.code {
+        parts.append(("boxes", pad.layout.boxArea))
+        for (i, b) in scene.boxes.enumerated() where !pad.layout.boxArea.contains(b.rect) {
+            problems.append("box \(i) \(b.rect) outside the box area \(pad.layout.boxArea)")
+        }
+        if Double(pad.layout.boxArea.height) < minimumTargetDp * dp - 0.5 {
+            problems.append("box area \(dps(Double(pad.layout.boxArea.height))) high")
+        }
+        if let b = scene.boxes.first {
+            if TextMetrics.estimatedWidth("8", size: b.fontSize) > Double(b.rect.width)
+                || TextMetrics.lineHeight(b.fontSize) > Double(b.rect.height) {
+                problems.append("a digit of \(b.fontSize) px does not fit its box \(b.rect)")
+            }
+            if b.fontSize < minimumTextDp * dp { problems.append("digits \(dps(b.fontSize)) high") }
+        }
+    }
+    for (i, k) in scene.keys.enumerated() {
+        parts.append(("key \(i)", k.rect))
+    }
+    if let t = scene.toggle { parts.append(("switch", t.rect)) }
+
+    for k in scene.keys + (scene.toggle.map { [$0] } ?? []) {
+        let name = k.round ? "key" : "switch"
+        if Double(min(k.rect.width, k.rect.height)) < minimumTargetDp * dp - 0.5 {
+            problems.append("\(name) \(k.rect): \(dps(Double(k.rect.width))) x \(dps(Double(k.rect.height)))")
+        }
+        if case .text(let label) = k.label {
+            let w = TextMetrics.estimatedWidth(label, size: k.fontSize)
+            if w > Double(k.rect.width) * 0.9 || TextMetrics.lineHeight(k.fontSize) > Double(k.rect.height) {
+                problems.append("\(name) label '\(label)' at \(k.fontSize) px (about \(Int(w)) px wide) does not fit \(k.rect)")
+            }
+            if k.fontSize < minimumTextDp * dp { problems.append("\(name) label '\(label)' \(dps(k.fontSize)) high") }
+        }
+    }
+
+    let prompt = promptText(scene)
+    let box = scene.promptBox
+    for line in prompt.lines where TextMetrics.estimatedWidth(line, size: prompt.size) > Double(box.width) {
+        problems.append("prompt line '\(line)' at \(prompt.size) px (about \(Int(TextMetrics.estimatedWidth(line, size: prompt.size))) px) wider than \(box)")
+    }
+    if TextMetrics.lineHeight(prompt.size) * Double(prompt.lines.count) > Double(box.height) + 0.5 {
+        problems.append("\(prompt.lines.count) prompt lines at \(prompt.size) px taller than \(box)")
+    }
+    if !scene.prompt.isEmpty, prompt.size < minimumTextDp * dp { problems.append("prompt \(dps(prompt.size)) high") }
+
+    for p in parts where !screen.contains(p.rect) {
+        problems.append("\(p.name) \(p.rect) is not inside the screen \(screen)")
+    }
+    for i in parts.indices {
+        for j in parts.indices where j > i && parts[i].rect.intersects(parts[j].rect) {
+            problems.append("\(parts[i].name) \(parts[i].rect) overlaps \(parts[j].name) \(parts[j].rect)")
+        }
+    }
+    return problems
+}
+
+/// The prompt as drawn: its lines and their size.
+func promptText(_ scene: Scene) -> (lines: [String], size: Double) { scene.promptText }
+
+extension PixelRect {
+    func contains(_ r: PixelRect) -> Bool { r.x >= x && r.y >= y && r.maxX <= maxX && r.maxY <= maxY }
+}
+
+@Suite struct LayoutCheckTests {
+    /// Every screen in every state, for every configuration, on every panel of the table.
+    @Test(arguments: panelTable.indices)
+    func everyScreenIsLaidOutInsideWithoutOverlapWithTargetsOf48dpAndTextThatFits(panel: Int) throws {
+        let (size, dpi) = panelTable[panel]
+        let density = Density(screen: size, physicalMillimetres: nil, override: dpi)
+        var failures: [String] = []
+        for cfg in layoutConfigs {
+            var config = Config()
+            try config.apply(settings: cfg.settings)
+            let screens: [Preview.Screen] = switch config.screens.methods {
+            case .pattern: [.pattern]
+            case .code: [.code]
+            case .both: [.pattern, .code]
+            }
+            for screen in screens {
+                for state in Preview.states(of: screen) {
+                    let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
+                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density)
+                    for p in layoutProblems(lock, density: density) {
+                        failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
+                    }
+                }
+            }
+        }
+        let name = "\(size.width)x\(size.height)@\(dpi.map { String(Int($0)) } ?? "none")"
+        let report = "\(name): \(failures.count) problems:\n" + failures.prefix(12).joined(separator: "\n")
+        #expect(failures.count == 0, Comment(rawValue: report))
+    }
+}
