@@ -17,7 +17,7 @@ public struct Code: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "code of \(digits.count) digits" }
 }
 
-/// The cursor's blink (seed 000): a 1.5 s period through opacity keyframes 1, 1, 0, 0 at
+/// The cursor's blink: a 1.5 s period through opacity keyframes 1, 1, 0, 0 at
 /// 0, 0.4, 0.45 and 1 of the period, linear in between. The event loop wakes only where
 /// the drawn opacity changes: halfway through the 75 ms fade (0.5), at its end (0) and at
 /// the end of the period (1): three wake-ups in 1.5 s, 2 a second while the pad has focus.
@@ -62,13 +62,13 @@ public enum CursorBlink {
 }
 
 /// Where the code pad's parts are on the screen: the digit boxes (laid out evenly with a
-/// gap of half a box, seed 003) and the 12 keys of the keypad (digits, delete, OK).
+/// gap of half a box) and the 12 keys of the keypad (digits, delete, OK).
 public struct CodePadLayout: Hashable, Sendable {
     public var boxes: [PixelRect]
     /// The keypad's 12 slots in reading order: three rows of three digit slots, then
     /// delete, a digit slot, OK.
     public var keys: [PixelRect]
-    /// Tapping here focuses the boxes (seed 000).
+    /// Tapping here focuses the boxes.
     public var boxArea: PixelRect
     /// The band the prompt is drawn in.
     public var promptBox: PixelRect
@@ -119,7 +119,7 @@ public struct ShuffleSource: Hashable, Sendable {
     }
 }
 
-/// The code pad (seeds 000, 002, 003): N digit boxes fed by an on-screen keypad or a
+/// The code pad: N digit boxes fed by an on-screen keypad or a
 /// hardware keypad; at N digits the code is submitted.
 ///
 /// States (docs/state-machines.md has the diagram; the code and the diagram change
@@ -178,7 +178,7 @@ public struct CodePad: Sendable {
     /// Dots instead of digits; the last digit shows for `reveal` first (zero: never).
     public var secure: Bool
     public var reveal: Interval
-    /// Submit only on OK (seed 003's return key): the Nth digit waits for it.
+    /// Submit only on OK (a return key): the Nth digit waits for it.
     public var submitOnOK: Bool
     public private(set) var state: State = .entering
     public private(set) var focused = true
@@ -230,7 +230,7 @@ public struct CodePad: Sendable {
     public var cursorBox: Int { min(digits.count, length - 1) }
 
     /// The cursor's opacity at `now`, or nil when no cursor shows. A full pad shows it
-    /// beside the last digit until the check is over (seed 000), so the moment between
+    /// beside the last digit until the check is over, so the moment between
     /// the last digit and the verdict shows where the cursor went.
     public func cursorOpacity(at now: Instant) -> Double? {
         guard focused, state == .entering || state == .submitted else { return nil }

@@ -91,13 +91,13 @@ extension SceneBuilder {
             let content: Scene.Box.Content
             if let d = pad.shownDigit(i, at: now) { content = .digit(d) } else { content = filled ? .dot : .empty }
             let focusedBox = open && pad.focused && pad.state == .entering && i == pad.cursorBox
-            // Seed 000: grey, the accent under the focused box; seed 002/003: filled
-            // boxes apart from empty ones; the error colour on a wrong code.
+            // Grey under an empty box, the accent under the focused one, another colour under a
+            // filled one; the error colour on a wrong code.
             let underline = error ? theme.error : focusedBox ? theme.accent : filled ? theme.underlineFilled : theme.underline
             var cursor: Scene.Box.Cursor? = nil
             if let o = cursorOpacity, i == pad.cursorBox {
                 let cx = Double(r.x) + Double(r.width) / 2
-                // Centred in an empty box, beside the digit in a filled one (seed 000).
+                // Centred in an empty box, beside the digit in a filled one.
                 let x = filled ? min(cx + digitSize * 0.42, Double(r.maxX) - 2) : cx
                 cursor = .init(x: x, width: max(2, (2 * unit).rounded()),
                                height: min(Double(r.height) * 0.55, digitSize * 1.1), opacity: o)

@@ -15,12 +15,12 @@ public struct ScreenSettings: Sendable {
     /// Digits in the code, and boxes on the pad: `CodeRules.lengths`; 0 or below in
     /// the config means the default.
     public var codeLength = CodeRules.defaultLength
-    /// Dots instead of digits (seed 002).
+    /// Dots instead of digits.
     public var codeSecure = false
     /// With `codeSecure`, the last digit typed shows this long before it becomes a dot
     /// (Android shows it 1.3 s); zero shows no digit.
     public var codeReveal = Interval.milliseconds(0)
-    /// Submit the code only on OK (seed 003's return key), not at the Nth digit.
+    /// Submit the code only on OK (a return key), not at the Nth digit.
     public var codeSubmitOnOK = false
     /// Shuffle the keypad's digits once per prompt.
     public var keypadShuffle = false

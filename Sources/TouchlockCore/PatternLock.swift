@@ -14,7 +14,7 @@ extension ScreenTouch {
     public var panel: Int { id / Self.panelStride }
 }
 
-/// The pattern gesture (seed 001): the first finger's path is hit-tested against the
+/// The pattern gesture: the first finger's path is hit-tested against the
 /// nodes; each node joins the ordered path once; on release the path is submitted.
 ///
 /// States and what moves between them (docs/state-machines.md shows the diagram; the

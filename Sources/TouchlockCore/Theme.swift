@@ -28,7 +28,7 @@ extension String {
 }
 
 /// Colours and sizes of the lock screen. Sizes are in dp (1 dp = dpi/160 px); the layout
-/// turns them into pixels (`scaled(by:)`). Defaults follow seed 001: a translucent blue
+/// turns them into pixels (`scaled(by:)`). Defaults: a translucent blue
 /// path 10 dp wide (0, 170, 255 at 0.5 alpha), red on error.
 public struct Theme: Hashable, Sendable {
     public var background = Color(red: 0.06, green: 0.07, blue: 0.09)
@@ -42,12 +42,12 @@ public struct Theme: Hashable, Sendable {
     /// The prompt's size; it wraps, then shrinks, where the screen is small.
     public var fontSize = 22.0
 
-    // The code pad (seeds 000, 002, 003) and the on-screen controls.
-    /// The focused box's underline and the cursor's default (seed 000's blue).
+    // The code pad and the on-screen controls.
+    /// The focused box's underline and the cursor's default (blue).
     public var accent = Color(red: 0, green: 170.0 / 255, blue: 1)
-    /// An empty box's underline (seed 000's light grey, seed 003's #f0f0f0 on white).
+    /// An empty box's underline (a light grey).
     public var underline = Color(red: 0.33, green: 0.35, blue: 0.39)
-    /// A filled box's underline (seed 003's #999999; seed 002 colours filled boxes apart).
+    /// A filled box's underline: filled boxes are told apart from empty ones.
     public var underlineFilled = Color(red: 0.75, green: 0.77, blue: 0.8)
     public var cursor = Color(red: 0, green: 170.0 / 255, blue: 1)
     public var key = Color(red: 0.16, green: 0.18, blue: 0.22)
@@ -69,7 +69,7 @@ public struct Theme: Hashable, Sendable {
     public var dotSize = 12.0
     public var codeFontSize = 36.0
     public var keyFontSize = 28.0
-    /// A PNG drawn behind everything, scaled to cover the screen (seed 002).
+    /// A PNG drawn behind everything, scaled to cover the screen.
     public var backgroundImage: String?
     /// Pixels per dp on the screen the theme is laid out for (1 until `scaled(by:)`).
     public var unit = 1.0

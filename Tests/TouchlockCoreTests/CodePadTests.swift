@@ -152,7 +152,7 @@ extension CodePad {
         #expect(pad.cursorOpacity(at: ms(30)) == nil)
         #expect(pad.nextWake(after: ms(30)) == nil)
         #expect(pad.timerFired(at: ms(600)).isEmpty)
-        // Tapping the boxes focuses them again (seed 000), the cursor visible at once.
+        // Tapping the boxes focuses them again, the cursor visible at once.
         let b = pad.layout.boxes[1]
         let f = pad.handle([ScreenTouch(id: 2, phase: .began, point: Point(x: Double(b.x + 2), y: Double(b.y + 2)))], at: ms(40))
         #expect(f == [.redraw, .armTimer(Instant(microseconds: 677_500))])
