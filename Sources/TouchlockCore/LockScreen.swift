@@ -190,6 +190,8 @@ public struct LockScreen: Sendable {
     private var down: [Int: Point] = [:]
     /// The finger the pad on screen follows (the first one down).
     private var driver: Int?
+    /// A finger on the switch between pattern and code: it switches when it lifts there.
+    private var switchPress: (id: Int, inside: Bool)?
     private var notice: String?
     /// The time of the last event: what the scene is drawn as of.
     public private(set) var now = Instant(microseconds: 0)
@@ -233,6 +235,7 @@ public struct LockScreen: Sendable {
         if let r = toggleRect, enrollment == nil, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
             s.toggle = builder.toggle(label, at: r, session: shown)
+            s.toggle?.pressed = switchPress?.inside ?? false
         }
         return s
     }
@@ -365,6 +368,19 @@ public struct LockScreen: Sendable {
             out += sessionActions(session.retryStore(), at: now)
         }
         for t in touches {
+            if let press = switchPress, press.id == t.id {
+                // Pressed while the finger is on it; it acts when the finger lifts there.
+                let inside = toggleRect?.contains(t.point) ?? false
+                if t.phase == .ended {
+                    switchPress = nil
+                    out.append(.redraw)
+                    if inside && machineIdle && takesInput { out += switchMethod(at: now) }
+                } else if inside != press.inside {
+                    switchPress = (t.id, inside)
+                    out.append(.redraw)
+                }
+                continue
+            }
             if ignored.contains(t.id) {
                 if t.phase == .ended { ignored.remove(t.id) }
                 continue
@@ -373,9 +389,10 @@ public struct LockScreen: Sendable {
                 ignored.insert(t.id)
                 continue
             }
-            if t.phase == .began, enrollment == nil, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty {
-                ignored.insert(t.id)
-                out += switchMethod(at: now)
+            if t.phase == .began, enrollment == nil, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty,
+               switchPress == nil {
+                switchPress = (t.id, true)
+                out.append(.redraw)
                 continue
             }
             if t.phase == .began, let d = driver, let p = down[d], ScreenTouch(id: d, phase: .moved, point: p).panel != t.panel,

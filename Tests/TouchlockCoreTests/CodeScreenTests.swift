@@ -93,14 +93,23 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         #expect(s.scene.toggle?.label == .text("Use code"))
         #expect(!s.scene.nodes.isEmpty && s.scene.boxes.isEmpty)
         _ = s.touches([ScreenTouch(id: 1, phase: .began, point: centre(toggle))], at: at(0))
+        // Pressed while the finger is on it; it switches when the finger lifts there.
+        #expect(s.scene.toggle?.pressed == true && s.active == .pattern)
         _ = s.touches([ScreenTouch(id: 1, phase: .ended, point: centre(toggle))], at: at(10))
-        #expect(s.active == .code)
+        #expect(s.active == .code && s.scene.toggle?.pressed == false)
         #expect(s.scene.nodes.isEmpty && s.scene.boxes.count == 4 && s.scene.keys.count == 12)
         #expect(s.scene.toggle?.label == .text("Use pattern"))
         #expect(s.scene.prompt == "Enter your code")
         // Nothing of either screen overlaps the control.
         #expect(s.scene.keys.allSatisfy { !$0.rect.intersects(toggle) })
+        // A finger that slides off before it lifts switches nothing.
+        _ = s.touches([ScreenTouch(id: 3, phase: .began, point: centre(toggle))], at: at(12))
+        _ = s.touches([ScreenTouch(id: 3, phase: .moved, point: Point(x: 2, y: 2))], at: at(14))
+        #expect(s.scene.toggle?.pressed == false)
+        _ = s.touches([ScreenTouch(id: 3, phase: .ended, point: Point(x: 2, y: 2))], at: at(16))
+        #expect(s.active == .code)
         _ = s.touches([ScreenTouch(id: 2, phase: .began, point: centre(toggle))], at: at(20))
+        _ = s.touches([ScreenTouch(id: 2, phase: .ended, point: centre(toggle))], at: at(21))
         #expect(s.active == .pattern)
         #expect(s.pattern!.grid.center(of: 8).y + s.pattern!.grid.cell / 2 <= Double(toggle.y))
         // A hardware key brings the code pad up.
