@@ -121,15 +121,6 @@ extension Config {
             }, show: { $0.screens.codeSubmitOnOK ? "ok" : "auto" }),
         Key(section: "code", name: "keypad_shuffle", flatName: "keypad_shuffle",
             set: { c, v throws(BadValue) in c.screens.keypadShuffle = try bool(v) }, show: { "\($0.screens.keypadShuffle)" }),
-        Key(section: "theme", name: "theme", flatName: "theme",
-            set: { c, v throws(BadValue) in
-                guard var t = Theme.named(v) else { throw BadValue(message: "expected default or high-contrast, found '\(v)'") }
-                // A built-in theme sets colours and looks; the font and sizes stay.
-                t.fontFamily = c.theme.fontFamily; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
-                t.codeFontSize = c.theme.codeFontSize; t.keyFontSize = c.theme.keyFontSize
-                t.backgroundImage = c.theme.backgroundImage; t.dotSize = c.theme.dotSize
-                c.theme = t; c.themeName = v
-            }, show: { $0.themeName }),
         colorKey("accent_color", \.accent),
         colorKey("underline_color", \.underline),
         colorKey("underline_filled_color", \.underlineFilled),

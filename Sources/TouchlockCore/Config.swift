@@ -148,6 +148,17 @@ public struct Config: Sendable {
                 }
                 c.socketGroup = v
             }, show: { $0.socketGroup }),
+        // The built-in theme first: the colours after it (in a file, and as
+        // --check-config prints them) override it.
+        Key(section: "theme", name: "theme", flatName: "theme",
+            set: { c, v throws(BadValue) in
+                guard var t = Theme.named(v) else { throw BadValue(message: "expected default or high-contrast, found '\(v)'") }
+                // A built-in theme sets colours and looks; the font and sizes stay.
+                t.fontFamily = c.theme.fontFamily; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
+                t.codeFontSize = c.theme.codeFontSize; t.keyFontSize = c.theme.keyFontSize
+                t.backgroundImage = c.theme.backgroundImage; t.dotSize = c.theme.dotSize
+                c.theme = t; c.themeName = v
+            }, show: { $0.themeName }),
         colorKey("background", \.background),
         colorKey("text_color", \.text),
         colorKey("node_color", \.node),

@@ -66,6 +66,18 @@ private func problem(_ text: String) -> Config.Error? {
         #expect(back.text == c.text)
     }
 
+    @Test func theMergedSettingsPrintedReadBackAlikeWithAColourSetBeforeTheTheme() throws {
+        // Found by fuzzing: the theme key, printed after the colours, reset them when the
+        // output of --check-config was read back.
+        var c = Config()
+        try ConfigFiles.apply(contents: Array("[theme]\npath_color = #04aaff80\ntheme = default\nnode_color = #112233ff\n".utf8),
+                              named: "a.conf", to: &c)
+        var again = Config()
+        try ConfigFiles.apply(contents: Array(c.text.utf8), named: "b.conf", to: &again)
+        #expect(again.text == c.text)
+        #expect(c.text.contains("node_color = #112233ff"))
+    }
+
     @Test func everyClassOfErrorNamesFileAndLine() {
         let cases: [(String, Int, String)] = [
             ("[pattern]\ngrid 4x4\n", 2, "expected 'key = value' or '[section]'"),
