@@ -1,0 +1,669 @@
+#!/usr/bin/env python3
+"""touchlock on a real kiosk stack: Debian's kernel under QEMU (TCG) running a real Wayland
+kiosk compositor from Debian's packages, started the way a kiosk starts it, with a uinput
+touchscreen, checked on QEMU screendumps.
+
+Two stacks, one guest boot each (the image is .vm/initrd-kiosk.cpio, build-initramfs.py --kiosk):
+
+  weston   weston 10 with kiosk-shell on the DRM backend (--use-pixman), as root with its own
+           VT handling (--tty=1), on `-device bochs-display`; kiosk-shell centres the app.
+  cage     seatd (-g video), cage as the user `kiosk` (group video) through libseat, wlroots'
+           pixman renderer, on `-device virtio-gpu-pci` (wlroots cannot use bochs); cage puts
+           the app at the top left.
+
+Both run weston-simple-touch, a 600x500 surface (grey 64,64,64) that paints a small cross
+where it is touched. udevd runs before the compositor (libinput ignores devices udev has not
+initialised); the touchscreen is plugged in after the compositor is up.
+
+The stand's checks, for each stack:
+  - the compositor is up (its Wayland socket) and the app is on screen, where the shell puts it;
+  - a touch reaches the app: a stroke inside the surface leaves marks along its path, and
+    nowhere else;
+  - a VT hand-off by hand: `chvt 2` takes the screen and the input from the compositor
+    (the app leaves the screen; a stroke made then leaves no mark), `chvt 1` gives them back:
+    the app is back with its marks, and a new stroke draws again.
+
+touchlockd's checks (issue 9's VT hand-off), for each stack, run when the daemon given with
+--daemon knows the settings they need (probed with --check-config on the host) and reported
+as "not run" otherwise: `touchlockctl lock` covers the app with the lock screen; touches
+while locked never reach the app; `chvt` back to the app's VT while locked does not switch;
+the right pattern unlocks and gives the app back as it was, taking touches again; idle lock;
+blanking (DPMS off in sysfs) and a waking touch that selects nothing; a contact held on a
+second panel does not stop the first from unlocking; when the display cannot be taken (the
+VT owner is stopped), the `lock` reply and status say so in a `display` field.
+
+Figures printed: compositor start to its socket and to the app on screen, `chvt 1` to the
+app's first repaint, and with touchlockd `lock` to the lock screen and the unlock to the app's
+repaint (each seen on screendumps polled from the host, about every 15-40 ms).
+
+Screendumps are saved as PNG in --out (STACK-app.png, STACK-touched.png, STACK-vt2.png,
+STACK-back.png; with touchlockd STACK-locked.png, STACK-unlocked.png), with each stack's
+serial console log (console-STACK.log). Python standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, hash_pattern, inject,  # noqa: E402
+                     poll_screen, save, stroke, verify)
+
+APP_W, APP_H = 600, 500           # weston-simple-touch's buffer
+APP_GREY = (64, 64, 64)           # its background (memset 64)
+STROKE_MS = 15                    # a stroke's moves this far apart ...
+STROKE_STEPS = 40                 # ... this many: about 0.6 s. With cage a short stroke
+                                  # (80 ms) after the device was opened was not drawn at all.
+SOCKET = "/run/touchlock/touchlock.sock"
+CTL = f"touchlockctl --socket {SOCKET}"
+IDLE_S = 4
+BLANK_S = 3
+
+STACKS = {
+    "weston": {
+        "device": "bochs-display",
+        "driver": "bochs-drm",
+        "placement": "centred",
+        # weston 10 as Debian builds it has no libseat launcher: root, its own VT (--tty).
+        "start": ("mkdir -p /run/user/0 && chmod 700 /run/user/0; T0=$(cut -d' ' -f1 /proc/uptime);"
+                  " XDG_RUNTIME_DIR=/run/user/0 weston --tty=1 --backend=drm-backend.so --shell=kiosk-shell.so"
+                  " --use-pixman --socket=wayland-1 --idle-time=0 --log=/tmp/compositor.log"
+                  " </dev/null >/dev/null 2>&1 & KPID=$!; VTOWNER=$KPID;"
+                  " i=0; while [ ! -S /run/user/0/wayland-1 ] && [ $i -lt 3000 ]; do usleep 10000; i=$((i+1)); done;"
+                  " echo \"@@compositor $T0 $(cut -d' ' -f1 /proc/uptime)\"; test -S /run/user/0/wayland-1"
+                  " && { XDG_RUNTIME_DIR=/run/user/0 WAYLAND_DISPLAY=wayland-1 weston-simple-touch"
+                  " </dev/null >/tmp/app.log 2>&1 & }"),
+    },
+    "cage": {
+        "device": "virtio-gpu-pci",
+        "driver": "virtio-pci",
+        "placement": "top-left",
+        # seatd owns the VT; cage runs as an unprivileged user of its group, through libseat.
+        # wlroots' shm (the keymap) needs /dev/shm; cage needs an Xwayland (a stub).
+        "start": ("seatd -g video >/tmp/seatd.log 2>&1 & VTOWNER=$!;"
+                  " i=0; while [ ! -S /run/seatd.sock ] && [ $i -lt 1000 ]; do usleep 10000; i=$((i+1)); done;"
+                  " mkdir -p /run/user/1000 && chown 1000:44 /run/user/1000 && chmod 700 /run/user/1000;"
+                  " T0=$(cut -d' ' -f1 /proc/uptime);"
+                  " su -s /bin/sh kiosk -c 'export XDG_RUNTIME_DIR=/run/user/1000 WLR_RENDERER=pixman"
+                  " WLR_LIBINPUT_NO_DEVICES=1 LIBSEAT_BACKEND=seatd; exec cage -d -- weston-simple-touch'"
+                  " </dev/null >/tmp/compositor.log 2>&1 &"
+                  " i=0; while [ ! -S /run/user/1000/wayland-0 ] && [ $i -lt 3000 ]; do usleep 10000; i=$((i+1)); done;"
+                  " echo \"@@compositor $T0 $(cut -d' ' -f1 /proc/uptime)\"; KPID=$(pidof cage);"
+                  " test -S /run/user/1000/wayland-0"),
+    },
+}
+
+
+# ---------------------------------------------------------------------------- pictures
+
+def app_rect(stack, img):
+    if STACKS[stack]["placement"] == "centred":
+        return ((img.width - APP_W) // 2, (img.height - APP_H) // 2, APP_W, APP_H)
+    return (0, 0, APP_W, APP_H)
+
+
+def near(p, c, tol=8):
+    return all(abs(a - b) <= tol for a, b in zip(p, c))
+
+
+def app_shown(img, rect):
+    """Problems with the app's surface at rect (empty if it is there): the grey fills a
+    20x20 grid of samples inside (marks aside), and the pixels just outside are not grey."""
+    x0, y0, w, h = rect
+    inside = [(x0 + 3 + (w - 6) * i / 19, y0 + 3 + (h - 6) * j / 19) for i in range(20) for j in range(20)]
+    grey = sum(1 for x, y in inside if near(img.pixel(x, y), APP_GREY))
+    problems = []
+    if grey < 0.9 * len(inside):
+        problems.append(f"{grey} of {len(inside)} samples inside the surface are its grey")
+    outside = [(x0 + w + 2, y0 + h // 2), (x0 + w // 2, y0 + h + 2)]
+    if x0 > 2:
+        outside.append((x0 - 3, y0 + h // 2))
+    if y0 > 2:
+        outside.append((x0 + w // 2, y0 - 3))
+    grey_out = [(x, y) for x, y in outside if near(img.pixel(x, y), APP_GREY)]
+    if grey_out:
+        problems.append(f"grey outside the surface at {grey_out}: not the app's 600x500 buffer where expected")
+    return problems
+
+
+def marks(img, rect):
+    """The set of pixels of the surface that are not its grey: the app's marks."""
+    x0, y0, w, h = rect
+    grey_row = bytes(APP_GREY) * w
+    out = set()
+    for y in range(y0, y0 + h):
+        i = (y * img.width + x0) * 3
+        row = img.rgb[i:i + w * 3]
+        if row == grey_row:
+            continue
+        for x in range(w):
+            if tuple(row[x * 3:x * 3 + 3]) != APP_GREY:
+                out.add((x0 + x, y))
+    return out
+
+
+def app_stroke(x0, y, x1):
+    """touchinject commands: a finger down at (x0, y), moved to (x1, y) in STROKE_STEPS steps."""
+    cmds = [f"down {x0} {y}"]
+    for k in range(1, STROKE_STEPS + 1):
+        cmds += [f"sleep {STROKE_MS}", f"move {x0 + (x1 - x0) * k / STROKE_STEPS:.1f} {y}"]
+    return cmds + [f"sleep {STROKE_MS}", "up"]
+
+
+def stroke_marks(new, x0, y, x1):
+    """Problems with the marks `new` for a stroke from (x0, y) to (x1, y): the marks must lie
+    on the path (5x5 crosses: within 3 pixels of it), and at least half of the stroke's
+    touch points must have a mark (the first moves of a stroke are sometimes not drawn)."""
+    lo, hi = min(x0, x1), max(x0, x1)
+    off = [(x, yy) for x, yy in new if abs(yy - y) > 3 or x < lo - 3 or x > hi + 3]
+    columns = {x for x, yy in new if abs(yy - y) <= 3}
+    points = [x0 + (x1 - x0) * k / STROKE_STEPS for k in range(STROKE_STEPS + 1)]
+    hit = [p for p in points if any(abs(x - p) <= 3 for x in columns)]
+    problems = []
+    if off:
+        problems.append(f"{len(off)} marked pixels off the stroke's path, e.g. {sorted(off)[:3]}")
+    if len(hit) < 0.5 * len(points):
+        problems.append(f"{len(hit)} of the stroke's {len(points)} touch points have a mark")
+    return problems
+
+
+# ---------------------------------------------------------------------------- a stack
+
+class Stand:
+    """One guest booted for one stack; the results of its checks."""
+
+    def __init__(self, args, stack, out, log, pattern_hash, features):
+        self.args, self.stack, self.out, self.log = args, stack, out, log
+        self.pattern_hash, self.features = pattern_hash, features
+        self.results = {}
+        self.times = {}
+        self.guest = None
+
+    def record(self, name, fn):
+        name = f"[{self.stack}] {name}"
+        try:
+            fn()
+            self.results[name] = None
+            print(f"vm-kiosk: {name}: ok", flush=True)
+        except CheckFailed as e:
+            self.results[name] = str(e)
+            print(f"vm-kiosk: {name}: FAILED: {e}", flush=True)
+
+    def skip(self, name, why):
+        print(f"vm-kiosk: [{self.stack}] {name}: not run ({why})", flush=True)
+
+    def save(self, name, img):
+        save(self.out, f"{self.stack}-{name}.png", img)
+
+    def poll(self, want, timeout, what):
+        """Screendumps until want(img) returns no problems; returns (img, host seconds)."""
+        t0 = time.monotonic()
+        while True:
+            img = self.guest.screendump()
+            problems = want(img)
+            if not problems:
+                return img, time.monotonic() - t0
+            if time.monotonic() - t0 > timeout:
+                raise CheckFailed(f"{what} not seen after {timeout} s: " + "; ".join(problems))
+            time.sleep(0.005)
+
+    def active_vt(self):
+        _, lines = self.guest.run("cat /sys/class/tty/tty0/active")
+        return lines[-1].strip() if lines else ""
+
+    # -- boot and the compositor
+
+    def boot(self):
+        g = self.guest = Guest(self.args, self.workdir, self.log)
+        g.display_device = STACKS[self.stack]["device"]
+        g.memory = "1024"
+        g.append += f" GUEST_TIMEOUT={int(self.args.timeout)}"
+        g.start()
+        _, _, t = g.expect(r"^@@ready", self.args.boot_timeout, what="the guest's /init")
+        self.times["boot"] = t
+        errors = [l for _, l in g.lines if l.startswith("@@error")]
+        if errors:
+            raise InfraError("guest set-up failed: " + "; ".join(errors))
+        _, lines = g.run("grep DRIVER= /sys/class/drm/card0/device/uevent; ls /dev/dri")
+        if f"DRIVER={STACKS[self.stack]['driver']}" not in lines or any("card1" in l for l in lines):
+            raise InfraError("not exactly one card with the expected driver: " + " | ".join(lines))
+        # udevd before the compositor: libinput takes only devices udev has initialised.
+        g.run("mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm")
+        _, lines = g.run("T0=$(cut -d' ' -f1 /proc/uptime); /lib/systemd/systemd-udevd --daemon"
+                         " && udevadm trigger --type=subsystems --action=add && udevadm trigger --type=devices --action=add"
+                         " && udevadm settle --timeout=60 && echo \"@@udev $T0 $(cut -d' ' -f1 /proc/uptime)\"",
+                         timeout=90)
+        m = next((l.split() for l in lines if l.startswith("@@udev ")), None)
+        if m:
+            self.times["udev_settle"] = float(m[2]) - float(m[1])
+
+    def start_compositor(self):
+        g = self.guest
+        since = g.mark()
+        t0 = time.monotonic()
+        g.run(STACKS[self.stack]["start"], timeout=60)
+        m, _, _ = g.expect(r"^@@compositor (\S+) (\S+)$", 5, since, what="the compositor's start")
+        self.times["compositor_to_socket"] = float(m.group(2)) - float(m.group(1))
+        img = g.screendump()
+        self.rect = app_rect(self.stack, img)
+        self.size = (img.width, img.height)
+        img, _ = self.poll(lambda i: app_shown(i, self.rect), 30, "the app")
+        self.times["start_to_app_on_screen"] = time.monotonic() - t0
+        self.save("app", img)
+        self.app_img = img
+
+    def plug(self):
+        """The touchscreen (uinput), plugged in now; waits until the compositor has it open."""
+        g = self.guest
+        g.run("mkfifo /tmp/inject && exec 3<>/tmp/inject")
+        since = g.mark()
+        g.run("touchinject </tmp/inject >/dev/console 2>&1 &")
+        m, _, _ = g.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the uinput device")
+        self.node = m.group(1)
+        g.run("echo \"wait-open $KPID\" >&3")
+        g.expect(r"^opened " + re.escape(self.node), 30, since, what="the compositor opening the touchscreen")
+        g.run(f"echo 'size {self.size[0]} {self.size[1]}' >&3")
+
+    def touch_app(self, y_frac, marker, before):
+        """A stroke across the surface at y_frac of its height; returns (x0, y, x1) and the
+        marks present before it."""
+        x, y0, w, h = self.rect
+        y = int(y0 + h * y_frac)
+        path = (x + 60, y, x + w - 60)
+        inject(self.guest, app_stroke(*path), marker)
+        return path, marks(before, self.rect)
+
+    def expect_stroke(self, path, old, what, timeout=10):
+        def want(img):
+            problems = app_shown(img, self.rect)
+            if not problems:
+                problems = stroke_marks(marks(img, self.rect) - old, *path)
+            return problems
+        img, _ = self.poll(want, timeout, what)
+        return img
+
+    # -- the stand's checks
+
+    def stand_checks(self):
+        g = self.guest
+        names = ["the compositor is up and the app is on screen",
+                 "a touch reaches the app (marks along the stroke, nowhere else)",
+                 "chvt 2 takes the screen and the input from the compositor",
+                 "chvt 1 gives them back: the app with its marks, taking touches again"]
+        for n in names:
+            self.results[f"[{self.stack}] {n}"] = "not reached"
+        state = {}
+
+        def up():
+            self.start_compositor()
+            self.plug()
+
+        def touch():
+            before = g.screendump()
+            path, old = self.touch_app(0.3, "@@stroke-1", before)
+            img = self.expect_stroke(path, old, "the stroke's marks")
+            self.save("touched", img)
+            state["touched"] = img
+
+        def away():
+            if "touched" not in state:
+                raise CheckFailed("not reached: no touch on the app")
+            g.run("chvt 2")
+            if self.active_vt() != "tty2":
+                raise CheckFailed("tty2 is not the active VT after chvt 2")
+            img, _ = self.poll(lambda i: [] if app_shown(i, self.rect) else ["the app is still on screen"],
+                               10, "the app leaving the screen")
+            self.save("vt2", img)
+            # Strokes now go nowhere: the compositor's input fds are closed or revoked.
+            x, y0, w, h = self.rect
+            state["hidden_path"] = (x + 60, int(y0 + h * 0.7), x + w - 60)
+            inject(g, app_stroke(*state["hidden_path"]), "@@stroke-vt2")
+            state["away"] = True
+
+        def back():
+            if "away" not in state:
+                raise CheckFailed("not reached: no hand-off")
+            touched = marks(state["touched"], self.rect)
+            since = g.mark()
+            t0 = time.monotonic()
+            g.send("chvt 1")
+
+            def want(img):
+                problems = app_shown(img, self.rect)
+                if not problems and marks(img, self.rect) != touched:
+                    problems = ["the surface is not as it was before chvt 2"]
+                return problems
+            # Unchanged marks also prove that the stroke made on VT 2 reached nothing.
+            img, _ = self.poll(want, 15, "the app back with its marks and none from the stroke made on VT 2")
+            self.times["chvt_to_app_repaint"] = time.monotonic() - t0
+            g.expect(r"^@@rc 0$", 20, since, what="chvt 1")
+            if self.active_vt() != "tty1":
+                raise CheckFailed("tty1 is not the active VT after chvt 1")
+            self.save("back", img)
+            # The stroke made on VT 2 left nothing; a new one draws (the devices are re-opened).
+            g.run("i=0; while ! ls -l /proc/$KPID/fd 2>/dev/null | grep -q " + re.escape(self.node)
+                  + " && [ $i -lt 1000 ]; do usleep 10000; i=$((i+1)); done", timeout=20)
+            path, old = self.touch_app(0.5, "@@stroke-2", img)
+            self.app_img = self.expect_stroke(path, old, "marks of a stroke after the hand-back")
+
+        for n, fn in zip(names, (up, touch, away, back)):
+            self.record(n, fn)
+            if self.results[f"[{self.stack}] {n}"] is not None:
+                break
+        return all(self.results[f"[{self.stack}] {n}"] is None for n in names)
+
+    # -- touchlockd's checks (issue 9)
+
+    def status(self):
+        _, lines = self.guest.run(f"{CTL} status </dev/null")
+        st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
+        if not st:
+            raise CheckFailed("no status: " + " | ".join(lines))
+        return st[-1]
+
+    def start_daemon(self, extra):
+        g = self.guest
+        g.run("kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
+        conf = ["pattern_hash = " + self.pattern_hash, "socket = " + SOCKET, "error_hold_ms = 500",
+                "state_file = /tmp/touchlock.state"] + extra
+        g.run("rm -f /tmp/touchlock.state; mkdir -p /run/touchlock; printf '%s\\n' "
+              + " ".join(f"'{c}'" for c in conf) + " >/tmp/touchlock.conf")
+        g.run("touchlockd -C /tmp/touchlock.conf --display drm --input evdev </dev/null >/dev/console 2>&1 & DPID=$!")
+        g.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 600 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}",
+              timeout=40)
+        st = self.status()
+        self.nodes = [tuple(p) for p in st["pattern"]["nodes"]]
+        g.run(f"{CTL} subscribe </dev/null >/dev/console 2>&1 &")
+        return st
+
+    def lock_screen(self, img):
+        return verify(img, self.nodes, RIGHT, "idle")
+
+    def unlock(self, what):
+        """Draws the right pattern; returns the screendump of the app back and the time from
+        the unlocked event to it."""
+        g = self.guest
+        since = g.mark()
+        inject(g, stroke(self.nodes, RIGHT, lift=True), "@@pattern")
+        _, _, t_event = g.expect(r'"event"\s*:\s*"unlocked"', 15, since, what="the unlocked event")
+        img, _ = self.poll(lambda i: app_shown(i, self.rect), 15, what)
+        return img, g.elapsed() - t_event
+
+    def lock_checks(self):
+        g = self.guest
+        have = self.features
+        names = ["touchlockctl lock covers the app with the lock screen",
+                 "touches while locked never reach the app; chvt to the app's VT does not switch",
+                 "the right pattern unlocks: the app is back as it was and takes touches again",
+                 "a contact held on a second panel does not stop the first from unlocking",
+                 "idle lock fires after idle_s with nothing touched",
+                 "blanking turns the display off; a touch wakes it and selects nothing",
+                 "when the display cannot be taken, the lock reply and status say so"]
+        if not have.get("vt"):
+            for n in names:
+                self.skip(n, "touchlockd has no [display] vt: no VT hand-off yet")
+            return
+        for n in names[:4]:
+            self.results[f"[{self.stack}] {n}"] = "not reached"
+        state = {}
+
+        def first_unlock():
+            # Started after the compositor, touchlockd locks at once: its VT, the lock screen.
+            self.start_daemon([])
+            self.poll(self.lock_screen, 10, "the lock screen at the daemon's start")
+            img, _ = self.unlock("the app after the first unlock")
+            if self.active_vt() != "tty1":
+                raise CheckFailed("the kiosk's VT is not active after the unlock")
+            state["app"] = img
+
+        def lock():
+            if "app" not in state:
+                raise CheckFailed("not reached: the daemon's first unlock failed")
+            state["app_vt"] = self.active_vt()
+            t0 = time.monotonic()
+            _, lines = g.run(f"{CTL} lock </dev/null")
+            img, _ = self.poll(self.lock_screen, 10, "the lock screen")
+            self.times["lock_to_lock_screen"] = time.monotonic() - t0
+            reply = " ".join(lines)
+            if '"display"' in reply:
+                raise CheckFailed("the lock reply says the display was not taken: " + reply)
+            st = self.status()
+            if st["state"] != "locked" or "display" in st:
+                raise CheckFailed("status after lock: " + json.dumps(st))
+            vt = self.active_vt()
+            if vt == state["app_vt"]:
+                raise CheckFailed(f"the active VT is still the kiosk's ({vt})")
+            state["lock_vt"] = vt
+            self.save("locked", img)
+            state["locked"] = img
+
+        def touches_and_chvt():
+            if "locked" not in state:
+                raise CheckFailed("not reached: not locked")
+            # A stroke through the app's place, clear of the nodes: it selects nothing.
+            x, y0, w, h = self.rect
+            state["locked_path"] = (x + 60, int(y0 + h * 0.85), x + w - 60)
+            inject(g, app_stroke(*state["locked_path"]), "@@stroke-locked")
+            # VT_LOCKSWITCH: chvt blocks in VT_WAITACTIVE, so it runs in the background.
+            n = state["app_vt"].replace("tty", "")
+            g.run(f"(timeout 4 chvt {n}; echo \"@@chvt $?\") </dev/null >/dev/console 2>&1 &")
+            time.sleep(1.5)
+            if self.active_vt() != state["lock_vt"]:
+                raise CheckFailed("chvt switched away from the lock screen's VT while locked")
+            img = g.screendump()
+            problems = self.lock_screen(img)
+            if problems:
+                raise CheckFailed("the lock screen went away after chvt: " + "; ".join(problems))
+            if self.status()["state"] != "locked":
+                raise CheckFailed("not locked after the stroke and chvt")
+            g.expect(r"^@@chvt \d+$", 10, what="the background chvt to end")
+
+        def unlock_back():
+            if "locked" not in state:
+                raise CheckFailed("not reached: not locked")
+            img, dt = self.unlock("the app after the unlock")
+            self.times["unlock_to_app_repaint"] = dt
+            if marks(img, self.rect) != marks(state["app"], self.rect):
+                raise CheckFailed("the app's surface is not as it was before the lock"
+                                  " (a stroke made while locked reached it, or it was not repainted)")
+            self.save("unlocked", img)
+            path, old = self.touch_app(0.15, "@@stroke-after-unlock", img)
+            self.expect_stroke(path, old, "marks of a stroke after the unlock")
+
+        def second_panel():
+            if "locked" not in state:
+                raise CheckFailed("not reached")
+            g.run(f"{CTL} lock </dev/null")
+            self.poll(self.lock_screen, 10, "the lock screen")
+            g.run("mkfifo /tmp/inject2 && exec 4<>/tmp/inject2")
+            since = g.mark()
+            g.run("touchinject </tmp/inject2 3>&- >/dev/console 2>&1 &")
+            m, _, _ = g.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the second panel")
+            g.run("echo \"wait-open $DPID\" >&4")
+            g.expect(r"^opened " + re.escape(m.group(1)), 20, since, what="touchlockd opening the second panel")
+            w, h = self.size
+            inject(g, [f"size {w} {h}", f"down {w - 20} {h - 20}"], "@@held", fd=4)
+            self.unlock("the app after an unlock with a contact held on the second panel")
+            inject(g, ["up"], "@@released", fd=4)
+
+        for n, fn in zip(names[:4], (lambda: (first_unlock(), lock()), touches_and_chvt, unlock_back, second_panel)):
+            self.record(n, fn)
+
+        # Idle lock and blanking: a daemon of their own, so their timers do not fire amid the others.
+        if have.get("idle") and have.get("blank"):
+            self.results[f"[{self.stack}] {names[4]}"] = "not reached"
+            self.results[f"[{self.stack}] {names[5]}"] = "not reached"
+
+            def idle():
+                self.start_daemon(["[lock]", f"idle_s = {IDLE_S}", "[display]", f"blank_s = {BLANK_S}"])
+                self.poll(self.lock_screen, 10, "the lock screen at the daemon's start")
+                self.unlock("the app after the unlock")
+                t0 = time.monotonic()
+                if self.status()["state"] != "unlocked":
+                    raise CheckFailed("not unlocked")
+                img, _ = self.poll(self.lock_screen, IDLE_S + 15, "the idle lock")
+                waited = time.monotonic() - t0
+                if waited < IDLE_S - 1:
+                    raise CheckFailed(f"locked {waited:.1f} s after the unlock, before idle_s = {IDLE_S}")
+                if self.status()["state"] != "locked":
+                    raise CheckFailed("status is not locked after the idle lock")
+                state["idle"] = True
+
+            def blank():
+                if "idle" not in state:
+                    raise CheckFailed("not reached: no idle lock")
+                dpms = "cat /sys/class/drm/card0-*/dpms | head -n1"
+                deadline = time.monotonic() + BLANK_S + 15
+                while g.run(dpms)[1][-1].strip() != "Off":
+                    if time.monotonic() > deadline:
+                        raise CheckFailed("the connector's DPMS is not Off after blank_s")
+                    time.sleep(0.3)
+                if self.status().get("blank") is not True:
+                    raise CheckFailed("status does not report the display blank")
+                since = g.mark()
+                x, y = self.nodes[4]
+                inject(g, [f"down {x} {y}", "sleep 100", "up"], "@@wake")
+                deadline = time.monotonic() + 10
+                while g.run(dpms)[1][-1].strip() != "On":
+                    if time.monotonic() > deadline:
+                        raise CheckFailed("a touch did not wake the display")
+                    time.sleep(0.2)
+                st = self.status()
+                if st.get("blank") is not False or st["state"] != "locked" or st.get("failures", 0):
+                    raise CheckFailed("status after the waking touch: " + json.dumps(st))
+                self.poll(self.lock_screen, 5, "the lock screen with no node selected after the wake")
+                events = [l for _, l in g.lines[since:] if '"event"' in l and '"progress"' in l]
+                if events:
+                    raise CheckFailed("the waking touch was taken as input: " + " | ".join(events))
+
+            self.record(names[4], idle)
+            self.record(names[5], blank)
+        else:
+            for n in names[4:6]:
+                self.skip(n, "touchlockd has no [lock] idle_s / [display] blank_s yet")
+
+        def no_display():
+            # The VT owner (weston's launcher, or seatd) stopped: the switch never completes.
+            self.start_daemon([])
+            self.poll(self.lock_screen, 10, "the lock screen at the daemon's start")
+            self.unlock("the app after the unlock")
+            g.run("kill -STOP $VTOWNER")
+            try:
+                _, lines = g.run(f"{CTL} lock </dev/null", timeout=30, check=False)
+                reply = " ".join(lines)
+                st = self.status()
+                if '"display"' not in reply:
+                    raise CheckFailed("the lock reply does not say the display was not taken: " + reply)
+                if "display" not in st:
+                    raise CheckFailed("status does not say the display was not taken: " + json.dumps(st))
+                img = g.screendump()
+                if not self.lock_screen(img) and st["state"] == "locked" and "display" not in st:
+                    raise CheckFailed("locked and shown despite a stopped VT owner")
+            finally:
+                g.run("kill -CONT $VTOWNER")
+
+        self.results[f"[{self.stack}] {names[6]}"] = "not reached"
+        self.record(names[6], no_display)
+
+    # -- a whole run
+
+    def run(self):
+        self.workdir = tempfile.mkdtemp(prefix="touchlock-kiosk-")
+        try:
+            self.boot()
+            if self.stand_checks() and self.args.daemon:
+                self.lock_checks()
+        except CheckFailed as e:
+            print(f"vm-kiosk: [{self.stack}] set-up FAILED: {e}", flush=True)
+            self.results[f"[{self.stack}] set-up"] = str(e)
+        finally:
+            if self.guest:
+                self.guest.quit()
+                self.times["total"] = self.guest.elapsed()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        for name, problem in self.results.items():
+            if problem == "not reached":
+                print(f"vm-kiosk: {name}: FAILED (not reached)", flush=True)
+
+
+def features(daemon):
+    """Which of issue 9's settings the daemon knows, asked with --check-config."""
+    probes = {"vt": "[display]\nvt = 2\n", "idle": f"[lock]\nidle_s = {IDLE_S}\n",
+              "blank": f"[display]\nblank_s = {BLANK_S}\n"}
+    have = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in probes.items():
+            path = os.path.join(tmp, name + ".conf")
+            with open(path, "w") as f:
+                f.write(text)
+            p = subprocess.run([daemon, "--config-root", tmp, "-C", path, "--check-config"],
+                               capture_output=True, text=True)
+            have[name] = p.returncode == 0
+    return have
+
+
+def main():
+    ap = argparse.ArgumentParser(description="touchlock on real kiosk compositors under QEMU")
+    ap.add_argument("--vmlinux", required=True)
+    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--daemon", help="touchlockd on the host (its settings are probed); the image must hold it")
+    ap.add_argument("--ctl", help="touchlockctl on the host (hashes the test pattern)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".vm", "out-kiosk"))
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds before QEMU is killed")
+    ap.add_argument("--boot-timeout", type=float, default=60)
+    ap.add_argument("--stack", action="append", choices=sorted(STACKS), help="only this stack (may be repeated)")
+    ap.add_argument("--runs", type=int, default=1, help="repeat the whole run (for timing and reliability)")
+    args = ap.parse_args()
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    pattern_hash, have = None, {}
+    if args.daemon:
+        if not args.ctl:
+            sys.exit("vm-kiosk: --ctl is required with --daemon")
+        pattern_hash = hash_pattern(args.ctl, RIGHT)
+        have = features(args.daemon)
+        print("vm-kiosk: touchlockd knows " + (", ".join(k for k, v in have.items() if v) or "none")
+              + " of [display] vt, [lock] idle_s, [display] blank_s", flush=True)
+
+    passed = failed = 0
+    figures = {}
+    for r in range(args.runs):
+        for stack in args.stack or list(STACKS):
+            for number in (1, 2):
+                log_name = f"console-{stack}.log" if number == 1 else f"console-{stack}.{number}.log"
+                with open(os.path.join(out, log_name), "w", buffering=1) as log:
+                    stand = Stand(args, stack, out, log, pattern_hash, have)
+                    try:
+                        stand.run()
+                        break
+                    except InfraError as e:
+                        print(f"vm-kiosk: [{stack}] attempt {number}: {e}", flush=True)
+                        if number == 2:
+                            stand.results = {f"[{stack}] the guest": "hung twice"}
+            for name, problem in stand.results.items():
+                if problem is None:
+                    passed += 1
+                else:
+                    failed += 1
+            for k, v in stand.times.items():
+                figures.setdefault((stack, k), []).append(v)
+            print(f"vm-kiosk: [{stack}] timing: " + ", ".join(f"{k} {v:.3f} s" for k, v in stand.times.items()),
+                  flush=True)
+    if args.runs > 1:
+        for (stack, k), xs in sorted(figures.items()):
+            xs = sorted(xs)
+            print(f"vm-kiosk: [{stack}] {k} over {len(xs)} runs: min {xs[0]:.3f} s, "
+                  f"median {xs[len(xs) // 2]:.3f} s, max {xs[-1]:.3f} s")
+    print(f"vm-kiosk: screenshots and console logs in {out}")
+    print(f"vm-kiosk: {passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
