@@ -183,6 +183,7 @@ class Stand:
         self.results = {}
         self.times = {}
         self.guest = None
+        self.failures = 0
 
     def record(self, name, fn):
         name = f"[{self.stack}] {name}"
@@ -209,7 +210,11 @@ class Stand:
             if not problems:
                 return img, time.monotonic() - t0
             if time.monotonic() - t0 > timeout:
-                raise CheckFailed(f"{what} not seen after {timeout} s: " + "; ".join(problems))
+                self.failures += 1
+                name = f"failed-{self.failures}"
+                self.save(name, img)
+                raise CheckFailed(f"{what} not seen after {timeout} s (last screendump {self.stack}-{name}.png): "
+                                  + "; ".join(problems))
             time.sleep(0.005)
 
     def active_vt(self):
@@ -285,7 +290,18 @@ class Stand:
                 problems = stroke_marks(marks(img, self.rect) - old, *path)
             return problems
         img, _ = self.poll(want, timeout, what)
-        return img
+        return self.settled(img)
+
+    def settled(self, img, timeout=5):
+        """The screen once the app has drawn the whole stroke: two screendumps 0.2 s apart
+        with the same marks."""
+        deadline = time.monotonic() + timeout
+        while True:
+            time.sleep(0.2)
+            nxt = self.guest.screendump()
+            if marks(nxt, self.rect) == marks(img, self.rect) or time.monotonic() > deadline:
+                return nxt
+            img = nxt
 
     # -- the stand's checks
 
@@ -425,19 +441,22 @@ class Stand:
             if "app" not in state:
                 raise CheckFailed("not reached: the daemon's first unlock failed")
             state["app_vt"] = self.active_vt()
+            since = g.mark()
             t0 = time.monotonic()
-            _, lines = g.run(f"{CTL} lock </dev/null")
+            g.send(f"{CTL} lock </dev/null")
             img, _ = self.poll(self.lock_screen, 10, "the lock screen")
             self.times["lock_to_lock_screen"] = time.monotonic() - t0
-            reply = " ".join(lines)
-            if '"display"' in reply:
-                raise CheckFailed("the lock reply says the display was not taken: " + reply)
+            # The reply comes once the lock screen is on the display.
+            m, idx, _ = g.expect(r"^@@rc (\d+)$", 20, since, what="the reply to lock")
+            reply = " ".join(l for _, l in g.lines[since:idx])
+            if m.group(1) != "0" or '"locked"' not in reply:
+                raise CheckFailed(f"touchlockctl lock exited {m.group(1)}: {reply}")
             st = self.status()
-            if st["state"] != "locked" or "display" in st:
+            if st["state"] != "locked" or st.get("display") != "shown":
                 raise CheckFailed("status after lock: " + json.dumps(st))
             vt = self.active_vt()
-            if vt == state["app_vt"]:
-                raise CheckFailed(f"the active VT is still the kiosk's ({vt})")
+            if vt == state["app_vt"] or vt != f"tty{st.get('vt')}":
+                raise CheckFailed(f"the active VT is {vt}: the kiosk's is {state['app_vt']}, status says vt {st.get('vt')}")
             state["lock_vt"] = vt
             self.save("locked", img)
             state["locked"] = img
@@ -468,6 +487,9 @@ class Stand:
                 raise CheckFailed("not reached: not locked")
             img, dt = self.unlock("the app after the unlock")
             self.times["unlock_to_app_repaint"] = dt
+            st = self.status()
+            if st["state"] != "unlocked" or st.get("display") != "handed_over" or self.active_vt() != state["app_vt"]:
+                raise CheckFailed(f"after the unlock: VT {self.active_vt()}, status " + json.dumps(st))
             if marks(img, self.rect) != marks(state["app"], self.rect):
                 raise CheckFailed("the app's surface is not as it was before the lock"
                                   " (a stroke made while locked reached it, or it was not repainted)")
@@ -554,16 +576,32 @@ class Stand:
             self.unlock("the app after the unlock")
             g.run("kill -STOP $VTOWNER")
             try:
-                _, lines = g.run(f"{CTL} lock </dev/null", timeout=30, check=False)
-                reply = " ".join(lines)
+                since = g.mark()
+                g.run(f"({CTL} lock; echo \"@@lock $?\") </dev/null >/tmp/lock.out 2>&1 &")
+                # While the switch is under way status must not claim the lock screen is shown.
                 st = self.status()
-                if '"display"' not in reply:
-                    raise CheckFailed("the lock reply does not say the display was not taken: " + reply)
-                if "display" not in st:
-                    raise CheckFailed("status does not say the display was not taken: " + json.dumps(st))
+                if st.get("display") == "shown":
+                    raise CheckFailed("status says the lock screen is shown while the switch waits: " + json.dumps(st))
+                g.run("i=0; while ! grep -q @@lock /tmp/lock.out && [ $i -lt 300 ]; do usleep 100000; i=$((i+1)); done",
+                      timeout=40)
+                _, lines = g.run("cat /tmp/lock.out")
+                m = re.match(r"@@lock (\d+)", lines[-1] if lines else "")
+                if not m:
+                    raise CheckFailed("touchlockctl lock did not return: " + " | ".join(lines))
+                reply = " ".join(lines[:-1])
+                if m.group(1) == "0" or "display" not in reply:
+                    raise CheckFailed(f"touchlockctl lock exited {m.group(1)} without saying the display"
+                                      f" was not taken: {reply}")
+                st = self.status()
+                if st.get("display") != "not_shown" or not st.get("display_reason"):
+                    raise CheckFailed("status does not say why the display was not taken: " + json.dumps(st))
                 img = g.screendump()
-                if not self.lock_screen(img) and st["state"] == "locked" and "display" not in st:
-                    raise CheckFailed("locked and shown despite a stopped VT owner")
+                if not self.lock_screen(img):
+                    raise CheckFailed("the lock screen is on the display though the switch did not complete")
+                if app_shown(img, self.rect):
+                    raise CheckFailed("the app is not on the display: " + "; ".join(app_shown(img, self.rect)))
+                print(f"vm-kiosk: [{self.stack}] with the VT owner stopped: {reply.strip()}; status display"
+                      f" {st.get('display')}: {st.get('display_reason')}", flush=True)
             finally:
                 g.run("kill -CONT $VTOWNER")
 
