@@ -686,12 +686,15 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds before QEMU is killed")
     ap.add_argument("--boot-timeout", type=float, default=60)
     ap.add_argument("--stack", action="append", choices=sorted(STACKS), help="only this stack (may be repeated)")
+    ap.add_argument("--stand", action="store_true", help="the compositors, touches and chvt only, no touchlockd")
     ap.add_argument("--all", action="store_true", help="also run the checks of behaviour not implemented yet (PENDING)")
     ap.add_argument("--runs", type=int, default=1, help="repeat the whole run (for timing and reliability)")
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     pattern_hash, have = None, {}
+    if args.stand:
+        args.daemon = None
     if args.daemon:
         if not args.ctl:
             sys.exit("vm-kiosk: --ctl is required with --daemon")

@@ -15,12 +15,6 @@ CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
 export TOUCHLOCK_VM_CACHE="$CACHE"
 STAND=0
 for a in "$@"; do [ "$a" = "--stand" ] && STAND=1; done
-if [ "$STAND" -eq 1 ]; then
-    shift_args=""
-    for a in "$@"; do [ "$a" = "--stand" ] || shift_args="$shift_args $a"; done
-    # shellcheck disable=SC2086
-    set -- $shift_args
-fi
 
 "$ROOT/scripts/vm/prepare-kiosk.sh"
 mkdir -p "$CACHE/bin"
