@@ -622,7 +622,8 @@ class Stand:
                 img = g.screendump()
                 if not self.lock_screen(img) or app_shown(img, self.rect):
                     raise CheckFailed("the app is not what the display shows after the refused lock")
-                print(f"vm-kiosk: [{self.stack}] with the VT owner stopped: {reply.strip()}; status {st['state']},"
+                said = next((l for l in lines[:-1] if l.startswith("touchlockctl:")), reply).strip()
+                print(f"vm-kiosk: [{self.stack}] with the VT owner stopped: {said}; status {st['state']},"
                       f" display {st.get('display')} {st.get('display_reason') or ''}", flush=True)
                 # The owner resumes and acknowledges the old release: whatever VT ends up
                 # shown, the screen is the app's or the lock screen with status saying so.
