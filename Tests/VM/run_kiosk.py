@@ -188,6 +188,7 @@ class Stand:
         self.times = {}
         self.guest = None
         self.failures = 0
+        self.repeats = 0           # strokes made again because the first left no mark
 
     def record(self, name, fn):
         name = f"[{self.stack}] {name}"
@@ -205,14 +206,17 @@ class Stand:
     def save(self, name, img):
         save(self.out, f"{self.stack}-{name}.png", img)
 
-    def poll(self, want, timeout, what):
-        """Screendumps until want(img) returns no problems; returns (img, host seconds)."""
+    def poll(self, want, timeout, what, keep=True):
+        """Screendumps until want(img) returns no problems; returns (img, host seconds). The
+        last screendump of a failure is kept unless told."""
         t0 = time.monotonic()
         while True:
             img = self.guest.screendump()
             problems = want(img)
             if not problems:
                 return img, time.monotonic() - t0
+            if time.monotonic() - t0 > timeout and not keep:
+                raise CheckFailed(f"{what} not seen after {timeout} s: " + "; ".join(problems))
             if time.monotonic() - t0 > timeout:
                 self.failures += 1
                 name = f"failed-{self.failures}"
@@ -278,23 +282,33 @@ class Stand:
         g.expect(r"^opened " + re.escape(self.node), 30, since, what="the compositor opening the touchscreen")
         g.run(f"echo 'size {self.size[0]} {self.size[1]}' >&3")
 
-    def touch_app(self, y_frac, marker, before):
-        """A stroke across the surface at y_frac of its height; returns (x0, y, x1) and the
-        marks present before it."""
-        x, y0, w, h = self.rect
-        y = int(y0 + h * y_frac)
-        path = (x + 60, y, x + w - 60)
-        inject(self.guest, app_stroke(*path), marker)
-        return path, marks(before, self.rect)
+    def touch_app(self, y_frac, marker, before, what):
+        """A stroke across the surface at y_frac of its height, which must leave its marks;
+        returns the screen once they are drawn.
 
-    def expect_stroke(self, path, old, what, timeout=10):
+        The compositor opening the device does not mean the app has its wl_touch yet (the
+        seat gains the touch capability, the client asks for wl_touch): a stroke that left
+        no mark at all within 3 s is made again, twice at most, and said so."""
+        x, y0, w, h = self.rect
+        path = (x + 60, int(y0 + h * y_frac), x + w - 60)
+        old = marks(before, self.rect)
+
         def want(img):
             problems = app_shown(img, self.rect)
             if not problems:
                 problems = stroke_marks(marks(img, self.rect) - old, *path)
             return problems
-        img, _ = self.poll(want, timeout, what)
-        return self.settled(img)
+        for attempt in (1, 2, 3):
+            inject(self.guest, app_stroke(*path), f"{marker}-{attempt}")
+            try:
+                img, _ = self.poll(want, 3 if attempt < 3 else 10, what, keep=attempt == 3)
+                return self.settled(img)
+            except CheckFailed:
+                img = self.guest.screendump()
+                if attempt == 3 or marks(img, self.rect) - old:
+                    raise
+                print(f"vm-kiosk: [{self.stack}] {what}: no mark from stroke {attempt}; stroking again", flush=True)
+                self.repeats += 1
 
     def settled(self, img, timeout=5):
         """The screen once the app has drawn the whole stroke: two screendumps 0.2 s apart
@@ -325,8 +339,7 @@ class Stand:
 
         def touch():
             before = g.screendump()
-            path, old = self.touch_app(0.3, "@@stroke-1", before)
-            img = self.expect_stroke(path, old, "the stroke's marks")
+            img = self.touch_app(0.3, "@@stroke-1", before, "the stroke's marks")
             self.save("touched", img)
             state["touched"] = img
 
@@ -368,8 +381,7 @@ class Stand:
             # The stroke made on VT 2 left nothing; a new one draws (the devices are re-opened).
             g.run("i=0; while ! ls -l /proc/$KPID/fd 2>/dev/null | grep -q " + re.escape(self.node)
                   + " && [ $i -lt 1000 ]; do usleep 10000; i=$((i+1)); done", timeout=20)
-            path, old = self.touch_app(0.5, "@@stroke-2", img)
-            self.app_img = self.expect_stroke(path, old, "marks of a stroke after the hand-back")
+            self.app_img = self.touch_app(0.5, "@@stroke-2", img, "marks of a stroke after the hand-back")
 
         for n, fn in zip(names, (up, touch, away, back)):
             self.record(n, fn)
@@ -423,7 +435,8 @@ class Stand:
                  "a contact held on a second panel does not stop the first from unlocking",
                  "idle lock fires after idle_s with nothing touched",
                  "blanking turns the display off; a touch wakes it and selects nothing",
-                 "when the display cannot be taken, the lock reply and status say so"]
+                 "when the display cannot be taken, the lock reply and status say so",
+                 "touchlockd stopped while locked gives the kiosk its VT back; a new one locks and unlocks"]
         if not have.get("vt"):
             for n in names:
                 self.skip(n, "touchlockd has no [display] vt: no VT hand-off yet")
@@ -498,8 +511,7 @@ class Stand:
                 raise CheckFailed("the app's surface is not as it was before the lock"
                                   " (a stroke made while locked reached it, or it was not repainted)")
             self.save("unlocked", img)
-            path, old = self.touch_app(0.15, "@@stroke-after-unlock", img)
-            self.expect_stroke(path, old, "marks of a stroke after the unlock")
+            self.touch_app(0.15, "@@stroke-after-unlock", img, "marks of a stroke after the unlock")
 
         def second_panel():
             if "locked" not in state:
@@ -644,6 +656,27 @@ class Stand:
         self.results[f"[{self.stack}] {names[6]}"] = "not reached"
         self.record(names[6], no_display)
 
+        def stopped_while_locked():
+            # systemctl stop (or a restart) while the lock screen is up: the daemon hands the
+            # kiosk's VT back on its way out, and the next instance finds the kiosk's VT active.
+            if self.status()["state"] != "unlocked":
+                raise CheckFailed("not reached: the daemon is not unlocked")
+            g.run(f"{CTL} lock </dev/null")
+            self.poll(self.lock_screen, 10, "the lock screen")
+            kiosk_vt = state.get("app_vt", "tty1")
+            g.run("kill $DPID; wait $DPID; DPID=; true", timeout=30)
+            img, _ = self.poll(lambda i: app_shown(i, self.rect), 10, "the app after touchlockd stopped while locked")
+            if self.active_vt() != kiosk_vt:
+                raise CheckFailed(f"the active VT is {self.active_vt()}, not the kiosk's {kiosk_vt}")
+            self.start_daemon([])
+            self.poll(self.lock_screen, 10, "the lock screen of the new daemon")
+            self.unlock("the app after the new daemon's unlock")
+            if self.active_vt() != kiosk_vt:
+                raise CheckFailed(f"after the new daemon's unlock the active VT is {self.active_vt()}, not {kiosk_vt}")
+
+        self.results[f"[{self.stack}] {names[7]}"] = "not reached"
+        self.record(names[7], stopped_while_locked)
+
     # -- a whole run
 
     def run(self):
@@ -714,7 +747,8 @@ def main():
     for r in range(args.runs):
         for stack in args.stack or list(STACKS):
             for number in (1, 2):
-                log_name = f"console-{stack}.log" if number == 1 else f"console-{stack}.{number}.log"
+                run_tag = f".run{r + 1}" if args.runs > 1 else ""
+                log_name = f"console-{stack}{run_tag}.log" if number == 1 else f"console-{stack}{run_tag}.{number}.log"
                 with open(os.path.join(out, log_name), "w", buffering=1) as log:
                     stand = Stand(args, stack, out, log, pattern_hash, have)
                     try:
@@ -733,6 +767,8 @@ def main():
                 figures.setdefault((stack, k), []).append(v)
             print(f"vm-kiosk: [{stack}] timing: " + ", ".join(f"{k} {v:.3f} s" for k, v in stand.times.items()),
                   flush=True)
+            if stand.repeats:
+                print(f"vm-kiosk: [{stack}] strokes made again (the first left no mark): {stand.repeats}", flush=True)
     if args.runs > 1:
         for (stack, k), xs in sorted(figures.items()):
             xs = sorted(xs)
