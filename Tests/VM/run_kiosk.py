@@ -51,8 +51,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, hash_pattern, inject,  # noqa: E402
-                     poll_screen, save, stroke, verify)
+from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, background_client, hash_pattern,  # noqa: E402
+                     inject, save, stroke, verify)
 
 APP_W, APP_H = 600, 500           # weston-simple-touch's buffer
 APP_GREY = (64, 64, 64)           # its background (memset 64)
@@ -410,7 +410,8 @@ class Stand:
               timeout=40)
         st = self.status()
         self.nodes = [tuple(p) for p in st["pattern"]["nodes"]]
-        g.run(f"{CTL} subscribe </dev/null >/dev/console 2>&1 &")
+        # Connected before anything is touched: no event is missed.
+        background_client(g, SOCKET, f"{CTL} subscribe </dev/null >/dev/console 2>&1 &")
         return st
 
     def lock_screen(self, img):
