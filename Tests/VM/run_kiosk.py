@@ -51,7 +51,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, background_client, hash_pattern,  # noqa: E402
+from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, background_client, bound_name, hash_pattern,  # noqa: E402
                      inject, save, stroke, verify)
 
 APP_W, APP_H = 600, 500           # weston-simple-touch's buffer
@@ -410,7 +410,10 @@ class Stand:
               timeout=40)
         st = self.status()
         self.nodes = [tuple(p) for p in st["pattern"]["nodes"]]
-        # Connected before anything is touched: no event is missed.
+        # Connected before anything is touched: no event is missed. The status connection
+        # just closed may still be listed; the count starts from the listening socket alone.
+        count = f"$(grep -c '{bound_name(SOCKET)}' /proc/net/unix)"
+        g.run(f"i=0; while [ {count} -gt 1 ] && [ $i -lt 100 ]; do usleep 50000; i=$((i+1)); done; true", timeout=30)
         background_client(g, SOCKET, f"{CTL} subscribe </dev/null >/dev/console 2>&1 &")
         return st
 
