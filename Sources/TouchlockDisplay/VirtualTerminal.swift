@@ -18,8 +18,13 @@ public protocol VirtualTerminalDevice: AnyObject {
     func answerRelease(allowed: Bool) throws(SystemError)
     /// VT_LOCKSWITCH (on) or VT_UNLOCKSWITCH.
     func lockSwitching(_ on: Bool) throws(SystemError)
-    /// Back to VT_AUTO and KD_TEXT, switching unlocked; closes the terminal. Safe twice.
-    func restore()
+    /// Back to VT_AUTO and KD_TEXT, switching unlocked, then VT_ACTIVATE `back` if given;
+    /// closes the terminal. Safe twice.
+    func restore(showing back: Int?)
+}
+
+extension VirtualTerminalDevice {
+    public func restore() { restore(showing: nil) }
 }
 
 /// The kernel's virtual terminals. Ours is put in VT_PROCESS mode, so the kernel asks
@@ -103,13 +108,15 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         switchingLocked = on
     }
 
-    public func restore() {
+    public func restore(showing back: Int?) {
         guard fd >= 0 else { return }
         if switchingLocked { _ = clinux_ioctl_value(fd, UInt(VT_UNLOCKSWITCH), UInt(0)) }
         var auto = vt_mode()
         auto.mode = CChar(VT_AUTO)
         _ = clinux_ioctl_pointer(fd, UInt(VT_SETMODE), &auto)
         _ = clinux_ioctl_value(fd, UInt(KDSETMODE), UInt(Int(KD_TEXT)))
+        // In VT_AUTO the kernel switches away without asking us.
+        if let back { _ = clinux_ioctl_value(fd, UInt(VT_ACTIVATE), UInt(back)) }
         close(fd)
         fd = -1
     }
@@ -195,10 +202,13 @@ public final class TerminalHandoff {
 
     /// Gives everything back on exit: switching unlocked, the kiosk's VT shown if ours is.
     public func shutdown() {
+        // VT_AUTO before VT_ACTIVATE: in VT_PROCESS the switch would wait for our answer to
+        // the release signal, which the loop no longer reads, and a later VT_SETMODE cancels
+        // a pending switch (the kiosk's VT was never shown again).
         if case .foreground(let back?) = machine.state, back != device.number {
-            try? device.lockSwitching(false)
-            try? device.activate(back)
+            device.restore(showing: back)
+        } else {
+            device.restore()
         }
-        device.restore()
     }
 }

@@ -21,7 +21,10 @@ final class RecordingTerminal: VirtualTerminalDevice {
         calls.append(allowed ? "allow release" : "refuse release")
     }
     func lockSwitching(_ on: Bool) throws(SystemError) { calls.append(on ? "lock" : "unlock"); locked = on }
-    func restore() { calls.append("restore") }
+    func restore(showing back: Int?) {
+        calls.append(back.map { "restore, activate \($0)" } ?? "restore")
+        locked = false
+    }
 }
 
 @Suite struct TerminalHandoffTests {
@@ -90,6 +93,8 @@ final class RecordingTerminal: VirtualTerminalDevice {
         h.show()
         h.acquireSignal()
         h.shutdown()
-        #expect(Array(vt.calls.suffix(3)) == ["unlock", "activate 1", "restore"])
+        // Back to VT_AUTO first, then the kiosk's VT: in VT_PROCESS the switch would wait for
+        // a release answer that never comes.
+        #expect(vt.calls.last == "restore, activate 1" && !vt.locked)
     }
 }

@@ -154,15 +154,18 @@ class Guest:
         self.dumps = 0
         # Kernel command line; KEY=VALUE words reach /init's environment (e.g. GUEST_TIMEOUT).
         self.append = "console=ttyS0 quiet panic=-1"
+        # The display card (run_kiosk.py also boots virtio-gpu-pci) and the memory size.
+        self.display_device = "bochs-display"
+        self.memory = "512"
 
     def start(self):
         cmd = [
-            self.args.qemu, "-accel", "tcg", "-cpu", "max", "-nodefaults", "-m", "512", "-smp", "2",
+            self.args.qemu, "-accel", "tcg", "-cpu", "max", "-nodefaults", "-m", self.memory, "-smp", "2",
             "-kernel", self.args.vmlinux, "-initrd", self.args.initrd,
             "-append", self.append,
             "-display", "none", "-serial", "stdio", "-no-reboot",
             "-monitor", f"unix:{self.monitor_path},server,nowait",
-            "-vga", "none", "-device", "bochs-display",
+            "-vga", "none", "-device", self.display_device,
         ]
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -358,19 +361,19 @@ def background_client(guest, socket, command):
               f" do usleep 50000; i=$((i+1)); done; [ {count} -gt $n ]")
 
 
-def inject(guest, cmds, marker):
-    """Sends touchinject commands through the guest's fifo (fd 3), in short shell lines,
-    and waits until touchinject has written them all."""
+def inject(guest, cmds, marker, fd=3):
+    """Sends touchinject commands through the guest's fifo (fd 3 unless told), in short
+    shell lines, and waits until touchinject has written them all."""
     cmds = cmds + [f"echo {marker}"]
     since = guest.mark()
     chunk = []
     for c in cmds:
         chunk.append(c)
         if sum(len(x) + 3 for x in chunk) > 800:
-            guest.run("printf '%s\\n' " + " ".join(f"'{x}'" for x in chunk) + " >&3")
+            guest.run("printf '%s\\n' " + " ".join(f"'{x}'" for x in chunk) + f" >&{fd}")
             chunk = []
     if chunk:
-        guest.run("printf '%s\\n' " + " ".join(f"'{x}'" for x in chunk) + " >&3")
+        guest.run("printf '%s\\n' " + " ".join(f"'{x}'" for x in chunk) + f" >&{fd}")
     guest.expect("^" + re.escape(marker) + "$", 30, since, what=f"touchinject marker {marker}")
 
 

@@ -7,7 +7,15 @@ Contents: busybox-static and its applet links, the kernel modules prepared by pr
 for them (and the dynamic loader) at the same absolute paths, the DejaVu fonts of
 fonts-dejavu-core with a minimal fontconfig configuration, and Tests/VM/init.sh as /init.
 
-usage: build-initramfs.py --modules DIR --out FILE PROGRAM...
+With --kiosk the image also holds the kiosk stacks of Tests/VM/run_kiosk.py, taken from the
+host's Debian packages (scripts/vm/prepare-kiosk.sh installs them) at their own paths: weston
+with kiosk-shell, its DRM backend and weston-simple-touch, cage, seatd, udevd (udevadm) with the
+udev rules and libinput's helpers, libinput's quirks, the xkb data and libwacom's tablets, each
+ELF with its full `ldd` closure (the plugins' too, as weston dlopens them), a stub
+/usr/bin/Xwayland (cage will not start without one and never runs it), and an /etc/passwd and
+/etc/group with a `kiosk` user in the `video` group (cage refuses to run as root).
+
+usage: build-initramfs.py --modules DIR --out FILE [--kiosk] PROGRAM...
 """
 import argparse
 import os
@@ -75,6 +83,36 @@ class Cpio:
         return bytes(self.out)
 
 
+# The kiosk payload (--kiosk): executables and plugins, each copied with its `ldd` closure.
+KIOSK_ELFS = [
+    "/usr/bin/weston",
+    "/usr/bin/weston-simple-touch",
+    "/usr/lib/x86_64-linux-gnu/weston/kiosk-shell.so",
+    "/usr/lib/x86_64-linux-gnu/weston/libexec_weston.so.0",
+    "/usr/lib/x86_64-linux-gnu/libweston-10/drm-backend.so",
+    "/usr/bin/cage",
+    "/usr/sbin/seatd",
+    "/usr/bin/udevadm",
+    "/lib/udev/libinput-device-group",
+    "/lib/udev/libinput-fuzz-extract",
+    "/lib/udev/libinput-fuzz-to-zero",
+]
+# Data trees and files copied as they are (symbolic links kept).
+KIOSK_DATA = [
+    "/lib/udev/rules.d",
+    "/etc/udev/udev.conf",
+    "/usr/share/libinput",
+    "/usr/share/X11/xkb",
+    "/usr/share/libwacom",
+]
+# udevd is udevadm under another name (the name selects the daemon), as Debian installs it.
+KIOSK_LINKS = {"/lib/systemd/systemd-udevd": "/usr/bin/udevadm"}
+KIOSK_PASSWD = b"root:x:0:0:root:/root:/bin/sh\nkiosk:x:1000:44:kiosk:/tmp:/bin/sh\n"
+KIOSK_GROUP = (b"root:x:0:\ntty:x:5:\ndisk:x:6:\nkmem:x:15:\naudio:x:29:\nvideo:x:44:kiosk\n"
+               b"input:x:101:\nrender:x:102:\nkiosk:x:1000:\n")
+XWAYLAND_STUB = b"#!/bin/sh\necho 'Xwayland: not in this image' >&2\nexit 1\n"
+
+
 def host_file(path):
     with open(path, "rb") as f:
         return f.read()
@@ -108,6 +146,40 @@ def shared_libraries(program):
     return libs
 
 
+def add_tree(a, path):
+    """Copies a file, or a directory recursively, at the same path; links stay links."""
+    if os.path.islink(path):
+        a.symlink(path, os.readlink(path))
+    elif os.path.isdir(path):
+        a.dir(path)
+        for name in sorted(os.listdir(path)):
+            add_tree(a, os.path.join(path, name))
+    elif os.path.isfile(path):
+        mode = 0o755 if os.access(path, os.X_OK) else 0o644
+        a.file(path, host_file(path), mode)
+
+
+def add_kiosk(a, libs):
+    """The kiosk payload; the shared libraries it needs are appended to `libs`."""
+    for elf in KIOSK_ELFS:
+        if not os.path.exists(elf):
+            sys.exit(f"build-initramfs: {elf} is missing (run scripts/vm/prepare-kiosk.sh)")
+        a.file(elf, host_file(os.path.realpath(elf)), 0o755)
+        for lib in shared_libraries(elf):
+            if lib not in libs:
+                libs.append(lib)
+    for path in KIOSK_DATA:
+        if not os.path.exists(path):
+            sys.exit(f"build-initramfs: {path} is missing (run scripts/vm/prepare-kiosk.sh)")
+        add_tree(a, path)
+    for link, target in KIOSK_LINKS.items():
+        a.symlink(link, target)
+    a.file("usr/bin/Xwayland", XWAYLAND_STUB, 0o755)
+    a.file("etc/passwd", KIOSK_PASSWD)
+    a.file("etc/group", KIOSK_GROUP)
+    a.dir("run/udev")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", required=True, help="directory with the .ko files and 'order'")
@@ -117,6 +189,8 @@ def main():
                     help="keep the programs' symbols (stripped copies make a smaller image that boots faster)")
     ap.add_argument("--data", action="append", default=[], metavar="FILE=PATH",
                     help="copy FILE into the image at PATH (may be given several times)")
+    ap.add_argument("--kiosk", action="store_true",
+                    help="add the kiosk stacks (weston kiosk-shell, cage, seatd, udevd) from the host")
     ap.add_argument("programs", nargs="+")
     args = ap.parse_args()
 
@@ -147,6 +221,8 @@ def main():
         for lib in shared_libraries(prog):
             if lib not in libs:
                 libs.append(lib)
+    if args.kiosk:
+        add_kiosk(a, libs)
     for lib in libs:
         a.file(lib, host_file(os.path.realpath(lib)), 0o755)
 

@@ -1,0 +1,100 @@
+#!/bin/sh
+# Prepares what the kiosk VM test (scripts/vm/kiosk.sh) needs on top of prepare.sh, idempotently:
+#   - the kiosk compositors and what the guest runs beside them, from Debian's packages:
+#     weston (kiosk-shell, DRM backend, weston-simple-touch), cage, seatd, udev, libinput's
+#     udev helpers and quirks, xkb data;
+#   - the kernel modules of both stacks in their load order, dependencies first (bochs for
+#     weston, virtio_gpu + virtio_pci for cage, which wlroots cannot run on bochs), in
+#     $CACHE/modules-kiosk; the e2e test's own module set is left as it is.
+# Cache: $TOUCHLOCK_VM_CACHE, default .vm/ at the repository root.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
+export TOUCHLOCK_VM_CACHE="$CACHE"
+# The modules asked for; their dependencies are added from the modules' own .modinfo.
+WANTED="bochs virtio_gpu virtio_pci uinput evdev"
+OUT="$CACHE/modules-kiosk"
+
+"$ROOT/scripts/vm/prepare.sh"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# --- host packages ---------------------------------------------------------------
+# package:file-that-proves-it-is-installed
+NEEDED="weston:/usr/bin/weston-simple-touch
+cage:/usr/bin/cage
+seatd:/usr/sbin/seatd
+udev:/bin/udevadm
+libinput-bin:/lib/udev/libinput-device-group
+libinput10:/usr/share/libinput
+xkb-data:/usr/share/X11/xkb/rules/evdev"
+missing=""
+for entry in $NEEDED; do
+    pkg=${entry%%:*}; file=${entry#*:}
+    if [ ! -e "$file" ] || ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
+        missing="$missing $pkg"
+    fi
+done
+if [ -n "$missing" ]; then
+    echo "prepare-kiosk: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    # Other builds on the machine may hold the dpkg lock for a while: wait for it.
+    APT="apt-get -o DPkg::Lock::Timeout=600"
+    as_root $APT install -y --no-install-recommends $missing \
+        || { as_root $APT update && as_root $APT install -y --no-install-recommends $missing; }
+fi
+
+# --- kernel modules ------------------------------------------------------------------
+KVER=$(cat "$CACHE/kernel.version")
+if [ "$(cat "$OUT/kernel.version" 2>/dev/null || true)" = "$KVER" ] && [ -f "$OUT/order" ] \
+    && [ "$(cat "$OUT/wanted" 2>/dev/null || true)" = "$WANTED" ]; then
+    echo "prepare-kiosk: modules ready in $OUT: $(cat "$OUT/order")"
+    exit 0
+fi
+
+echo "prepare-kiosk: fetching the modules of kernel $KVER"
+TMP="$CACHE/deb-kiosk"
+rm -rf "$TMP" "$OUT"
+mkdir -p "$TMP" "$OUT"
+chmod 0777 "$TMP" 2>/dev/null || true
+(cd "$TMP" && apt-get download "linux-image-$KVER") \
+    || { as_root apt-get update && (cd "$TMP" && apt-get download "linux-image-$KVER"); }
+dpkg -x "$TMP"/linux-image-"$KVER"_*.deb "$TMP/kernel"
+
+python3 - "$TMP/kernel/lib/modules/$KVER" "$OUT" $WANTED <<'PY'
+# Resolves the wanted modules' dependencies ("depends=" in each module's .modinfo section),
+# writes each module decompressed, and 'order': dependencies before the modules using them.
+import lzma, os, re, sys
+moddir, out, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
+paths = {}
+for d, _, files in os.walk(moddir):
+    for f in files:
+        m = re.match(r"(.+)\.ko(\.xz)?$", f)
+        if m:
+            paths[m.group(1).replace("-", "_")] = os.path.join(d, f)
+order, seen = [], set()
+def add(name, chain):
+    if name in seen:
+        return
+    if name not in paths:
+        sys.exit(f"prepare-kiosk: module {name} not found in {moddir} (needed by {' <- '.join(chain) or 'the test'})")
+    seen.add(name)
+    p = paths[name]
+    data = lzma.open(p).read() if p.endswith(".xz") else open(p, "rb").read()
+    deps = re.search(rb"\0depends=([^\0]*)\0", data)
+    for dep in (deps.group(1).decode().split(",") if deps and deps.group(1) else []):
+        add(dep.replace("-", "_"), [name] + chain)
+    open(os.path.join(out, name + ".ko"), "wb").write(data)
+    order.append(name)
+for w in wanted:
+    add(w, [])
+open(os.path.join(out, "order"), "w").write(" ".join(order) + "\n")
+print("prepare-kiosk: modules " + " ".join(order))
+PY
+rm -rf "$TMP"
+echo "$WANTED" > "$OUT/wanted"
+echo "$KVER" > "$OUT/kernel.version"
+echo "prepare-kiosk: modules ready in $OUT"
