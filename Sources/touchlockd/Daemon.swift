@@ -71,6 +71,7 @@ final class Daemon {
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
+        presenter.onShown = { [unowned self] t in self.inputs?.frameShown(through: t) }
         presenter.onFirstFrame = {
             Log.info("first frame shown")
             ServiceNotify.send("READY=1\nSTATUS=locked")
@@ -93,6 +94,16 @@ final class Daemon {
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
                             })
+        inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
+    }
+
+    /// A replay paced by frames waits for each frame to be shown; input that changed
+    /// nothing on the screen lets it go on at once (after the redraw this turn asked for).
+    private func reportShownIfNothingToDraw(_ time: Instant) {
+        guard inputs?.pacedByFrames == true else { return }
+        loop.deferred { [unowned self] in
+            if !self.presenter.awaits(time) { self.inputs?.frameShown(through: time) }
+        }
     }
 
     /// 64 bits from the kernel's random source (the standard library's system generator

@@ -35,9 +35,10 @@ final class Inputs {
             case .success(let t): input = t
             case .failure(let why): throw StartError("\(path): not a touchscreen: \(why)")
             }
-            let source = ReplaySource(recording: rec, loop: loop) { e in
+            let source = ReplaySource(recording: rec, loop: loop, pace: options.replayPace) { [weak self] e in
                 input.feed(e)
                 if let k = KeyInput(e) { keys(k, e.time) }
+                if e.type == EventCode.EV_SYN && e.code == EventCode.SYN_REPORT { self?.onReplayedFrame?(e.time) }
             }
             source.onFinished = { Log.info("replay of \(path) finished") }
             replay = source
@@ -53,6 +54,18 @@ final class Inputs {
     /// Starts a replay, if there is one.
     func start() {
         replay?.start(after: .milliseconds(300))
+    }
+
+    /// Called after each replayed frame has been handed to the lock screen.
+    var onReplayedFrame: ((Instant) -> Void)?
+
+    /// Whether a replay waits for each frame to be shown (`--replay-pace frames`).
+    var pacedByFrames: Bool { replay?.pace == .frames }
+
+    /// A frame drawn from input up to `eventTime` is shown (or that input needed none):
+    /// a replay paced by frames plays its next one.
+    func frameShown(through eventTime: Instant) {
+        replay?.frameShown(through: eventTime)
     }
 
     /// Keeps every touch and key from other programs (on), or lets them have them again.

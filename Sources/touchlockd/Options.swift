@@ -1,5 +1,6 @@
 import TouchlockCommandLine
 import TouchlockCore
+import TouchlockInput
 
 /// Command-line options of touchlockd.
 struct Options {
@@ -12,6 +13,7 @@ struct Options {
     var display = DisplayChoice.auto
     var input = InputChoice.auto
     var replayPath: String?
+    var replayPace = ReplaySource.Pace.recording
     var headlessSize = Size(width: 1280, height: 800)
     var headlessOut: String?
     var socketPath: String?
@@ -40,6 +42,11 @@ struct Options {
                 replays anything)
                 """),
             OptionSpec("replay", value: "FILE", help: "an evemu recording to play as the touch input\n(implies --input replay)"),
+            OptionSpec("replay-pace", value: "PACE", help: """
+                recording (default): each frame at its recorded time;
+                frames: each frame once the previous one is shown (the
+                same frames every run)
+                """),
             OptionSpec("size", value: "WxH", help: "headless screen size (default 1280x800)"),
             OptionSpec("out", value: "DIR", help: "headless: write every frame shown as DIR/frame-NNNNN.png"),
             OptionSpec("socket", value: "PATH", help: "control socket (default \(Paths.socket))"),
@@ -67,6 +74,7 @@ struct Options {
             o.input = try p.value("input") { v throws(UsageError) in try choice(v, of: InputChoice.self) } ?? .auto
             o.replayPath = p.value("replay")
             if o.replayPath != nil && o.input == .auto { o.input = .replay }
+            o.replayPace = try p.value("replay-pace") { v throws(UsageError) in try choice(v, of: ReplaySource.Pace.self) } ?? .recording
             o.headlessSize = try p.value("size", size) ?? o.headlessSize
             o.headlessOut = p.value("out")
             o.socketPath = p.value("socket")

@@ -30,6 +30,8 @@ final class Presenter {
     var onFirstFrame: (() -> Void)?
     /// Called when the display has been handed over (DRM master dropped).
     var onReleased: (() -> Void)?
+    /// Called when a frame is shown, with the newest input event it reflects.
+    var onShown: ((Instant) -> Void)?
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     /// The input event behind the frame in flight, for event-to-shown latency.
@@ -167,10 +169,18 @@ final class Presenter {
         }
     }
 
+    /// Whether input up to `eventTime` still waits to be drawn or shown.
+    func awaits(_ eventTime: Instant) -> Bool {
+        if let p = pendingEventTime, p <= eventTime, redrawQueued || !unpresented.isEmpty { return true }
+        if let f = inFlightEventTime, f >= eventTime { return true }
+        return false
+    }
+
     private func frameComplete(at t: Instant) {
         if let e = inFlightEventTime {
             eventToShown.record(t - e)
             inFlightEventTime = nil
+            onShown?(e)
         }
         if !firstFrameShown {
             firstFrameShown = true
