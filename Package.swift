@@ -69,6 +69,6 @@ let package = Package(
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
             "CLinux",
-        ]),
+        ], exclude: ["promcheck.py"]),
     ]
 )

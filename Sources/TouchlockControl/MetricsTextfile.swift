@@ -46,6 +46,14 @@ public final class MetricsTextfile {
         }
     }
 
+    /// Writes a change still waiting for its interval now (on the way out).
+    public func flush() {
+        guard let p = pending else { return }
+        loop.cancel(p)
+        pending = nil
+        write()
+    }
+
     private func write() {
         lastWrite = EventLoop.now()
         do {

@@ -34,6 +34,8 @@ public struct Config: Sendable {
     /// While unlocked, lock again after this long with no touch or key (`[lock] idle_s`;
     /// nil: never).
     public var idleLock: Interval?
+    /// A node_exporter textfile kept up to date with the figures (`[metrics] textfile`).
+    public var metricsTextfile: String?
     /// While locked, switch the screen off after this long untouched (`[display] blank_s`;
     /// nil: never).
     public var blankAfter: Interval?
@@ -79,7 +81,7 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
@@ -121,6 +123,9 @@ public struct Config: Sendable {
             show: { "\($0.errorHold.milliseconds)" }),
         Key(section: "lockout", name: "state_file", flatName: "state_file",
             set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
+        Key(section: "metrics", name: "textfile", flatName: nil,
+            set: { c, v throws(BadValue) in c.metricsTextfile = v.isEmpty ? nil : try path(v) },
+            show: { $0.metricsTextfile ?? "" }),
         Key(section: "lock", name: "idle_s", flatName: nil,
             set: { c, v throws(BadValue) in
                 let n = try int(v, 0...604_800)

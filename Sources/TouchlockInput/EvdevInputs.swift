@@ -36,6 +36,8 @@ public final class EvdevInputs {
 
     /// Touchscreens in use.
     public var count: Int { devices.values.filter { $0.touch != nil }.count }
+    /// Devices in use: touchscreens and keypads.
+    public var deviceCount: Int { devices.count }
 
     /// Opens every usable device under `dir`.
     public func openAll(in dir: String = "/dev/input") {

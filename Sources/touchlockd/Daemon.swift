@@ -37,6 +37,14 @@ final class Daemon {
     /// What a VT switch under way is for.
     private enum Awaiting { case nothing, startup, lockScreen, retry }
     private var awaiting = Awaiting.nothing
+    /// Counted since the start, for the metrics.
+    private var unlocks: [String: Int] = [:]
+    private var failuresTotal = 0
+    private var lockoutsTotal = 0
+    private var lockedMicroseconds: Int64 = 0
+    private var lockedSince: Instant? = EventLoop.now()
+    /// The node_exporter textfile, when `[metrics] textfile` names one.
+    var textfile: MetricsTextfile?
     /// `lock` requests waiting for the display.
     private var lockReplies: [(Result<Status.State, ControlError>) -> Void] = []
     /// The failure count a damaged state file stands for.
@@ -71,7 +79,10 @@ final class Daemon {
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
-        presenter.onShown = { [unowned self] t in self.inputs?.frameShown(through: t) }
+        presenter.onShown = { [unowned self] t in
+            self.inputs?.frameShown(through: t)
+            self.textfile?.changed()
+        }
         presenter.onFirstFrame = {
             Log.info("first frame shown")
             ServiceNotify.send("READY=1\nSTATUS=locked")
@@ -250,6 +261,7 @@ final class Daemon {
 
     /// Tells the log, the service manager and subscribers, in that order.
     private func report(_ event: LockEvent) {
+        count(event)
         switch event {
         case .unlocked(let m, _):
             Log.info("unlocked by \(m.rawValue)")
@@ -282,6 +294,23 @@ final class Daemon {
         case .duress, .progress, .enrolled, .enrollFailed: break
         }
         onEvent?(event)
+        textfile?.changed()
+    }
+
+    /// Keeps the totals the metrics report.
+    private func count(_ event: LockEvent) {
+        let now = EventLoop.now()
+        switch event {
+        case .unlocked(let m, _):
+            unlocks[m.rawValue, default: 0] += 1
+            if let since = lockedSince { lockedMicroseconds &+= (now - since).microseconds }
+            lockedSince = nil
+        case .locked:
+            if lockedSince == nil { lockedSince = now }
+        case .failed: failuresTotal += 1
+        case .lockout: lockoutsTotal += 1
+        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed: break
+        }
     }
 
     private func arm(_ t: Instant) {
@@ -340,8 +369,17 @@ final class Daemon {
     }
 
     var metrics: Metrics {
-        Metrics(eventToSubmit: .init(presenter.eventToSubmit), eventToShown: .init(presenter.eventToShown),
-                frames: presenter.framesPresented)
+        var m = Metrics(eventToSubmit: .init(presenter.eventToSubmit), eventToShown: .init(presenter.eventToShown),
+                        frames: presenter.framesPresented)
+        m.unlocks = unlocks
+        m.failuresTotal = failuresTotal
+        m.lockoutsTotal = lockoutsTotal
+        let now = EventLoop.now()
+        let current = lockedSince.map { (now - $0).microseconds } ?? 0
+        m.lockedSeconds = Double(lockedMicroseconds &+ current) / 1e6
+        m.inputDevices = inputs?.deviceCount ?? 0
+        m.outputs = presenter.isReleased ? 0 : 1
+        return m
     }
 
     /// Stores (or with nil removes) the hash of the secret `kind`.
@@ -384,6 +422,7 @@ final class Daemon {
 
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
+        textfile?.flush()
         presenter.shutdown()
         terminal?.shutdown()
         verifier.shutdown()

@@ -56,6 +56,9 @@ final class Inputs {
         replay?.start(after: .milliseconds(300))
     }
 
+    /// Input devices in use (a replay counts as one).
+    var deviceCount: Int { (evdev?.deviceCount ?? 0) + (replay == nil ? 0 : 1) }
+
     /// Called after each replayed frame has been handed to the lock screen.
     var onReplayedFrame: ((Instant) -> Void)?
 

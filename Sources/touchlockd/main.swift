@@ -155,6 +155,12 @@ func main() {
         control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
+    if let path = config.metricsTextfile {
+        daemon.textfile = MetricsTextfile(path: path, loop: loop) {
+            MetricsExposition.render(status: daemon.status, metrics: daemon.metrics, format: .prometheusText)
+        }
+        daemon.textfile?.changed()
+    }
     control.lockHandler = { done in daemon.lockRequested(done) }
     control.metricsHandler = { daemon.metrics }
     control.enrollHandler = { daemon.enroll($0, $1) }
