@@ -33,9 +33,11 @@ let package = Package(
         // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
         .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"]),
         .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"]),
-        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "CCairo"]),
+        // The frame in system memory that Render draws into and Display copies from.
+        .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"]),
+        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockPixels", "CCairo"]),
         .target(name: "TouchlockDisplay",
-                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockRender", "CDrm", "CLinux"]),
+                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"]),
         // One command-line convention for both binaries: options, help, usage errors.

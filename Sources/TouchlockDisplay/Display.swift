@@ -1,5 +1,5 @@
 import TouchlockCore
-import TouchlockRender
+import TouchlockPixels
 import TouchlockSystem
 
 /// Where finished frames go: a KMS output, or PNG files when there is no display.

@@ -1,7 +1,7 @@
 import CDrm
 import Glibc
 import TouchlockCore
-import TouchlockRender
+import TouchlockPixels
 import TouchlockSystem
 
 /// A KMS output driven with two dumb buffers and page flips (legacy KMS API), in the order

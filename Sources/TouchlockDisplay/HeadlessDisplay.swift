@@ -1,11 +1,12 @@
 import Glibc
 import TouchlockCore
-import TouchlockRender
+import TouchlockPixels
 import TouchlockSystem
 
 /// A display without hardware: the same renderer and damage path, with each presented
 /// frame written as a PNG file (when an output folder is given). A frame "completes" on
 /// the next turn of the event loop, so the flow matches a page flip without sleeping.
+/// The PNG encoder is passed in (the renderer's), so the display layer links no cairo.
 public final class HeadlessDisplay: Display {
     public let size: Size
     public let physicalSize: (width: Int, height: Int)? = nil
@@ -13,11 +14,14 @@ public final class HeadlessDisplay: Display {
     public var onFrameComplete: ((Instant) -> Void)?
     private let loop: EventLoop
     private let outputDirectory: String?
+    private let writePNG: (ShadowBuffer, String) throws -> Void
     /// Frames presented so far; frame N is written as frame-NNNNN.png.
     public private(set) var frames = 0
 
-    public init(size: Size, loop: EventLoop, outputDirectory: String?) throws(SystemError) {
+    public init(size: Size, loop: EventLoop, outputDirectory: String?,
+                writePNG: @escaping (ShadowBuffer, String) throws -> Void) throws(SystemError) {
         self.size = size
+        self.writePNG = writePNG
         self.loop = loop
         self.outputDirectory = outputDirectory
         if let dir = outputDirectory {
@@ -31,7 +35,7 @@ public final class HeadlessDisplay: Display {
         if let dir = outputDirectory {
             let name = String(frames)
             let path = "\(dir)/frame-\(String(repeating: "0", count: max(0, 5 - name.count)))\(name).png"
-            do { try shadow.writePNG(to: path) } catch {
+            do { try writePNG(shadow, path) } catch {
                 throw SystemError("write png", Errno(rawValue: EIO), "\(error)")
             }
         }

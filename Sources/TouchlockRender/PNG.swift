@@ -1,5 +1,7 @@
+// ShadowBuffer is part of the renderer's interface (Renderer(shadow:)), so its users get it too.
 import CCairo
 import TouchlockCore
+@_exported import TouchlockPixels
 
 extension ShadowBuffer {
     /// Writes the buffer as a PNG file (cairo's encoder).

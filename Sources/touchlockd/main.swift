@@ -3,6 +3,7 @@ import TouchlockConfig
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
+import TouchlockRender
 import TouchlockSystem
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
@@ -12,7 +13,8 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
 
 func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Display {
     func headless() throws(StartError) -> Display {
-        do { return try HeadlessDisplay(size: options.headlessSize, loop: loop, outputDirectory: options.headlessOut) }
+        do { return try HeadlessDisplay(size: options.headlessSize, loop: loop, outputDirectory: options.headlessOut,
+                                            writePNG: { try $0.writePNG(to: $1) }) }
         catch { throw StartError("\(error)") }
     }
     switch options.display {
