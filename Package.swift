@@ -5,6 +5,10 @@ import PackageDescription
 // -> scene -> pixels -> KMS; session -> socket events. TouchlockCore is pure (no file
 // descriptors, no clocks); every other library target is a thin layer around one C
 // library or one kernel interface.
+// Debug builds let tests replace the syscall tables (SystemCalls, DrmCalls, EvdevCalls);
+// release builds call the C libraries directly.
+let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))]
+
 let package = Package(
     name: "touchlock",
     products: [
@@ -31,19 +35,21 @@ let package = Package(
         // Pure logic: frames, geometry, gesture and session machines, scene.
         .target(name: "TouchlockCore", dependencies: ["CPaths"]),
         // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
-        .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"]),
-        .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"]),
+        .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"], swiftSettings: mocking),
+        .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"],
+                swiftSettings: mocking),
         // The frame in system memory that Render draws into and Display copies from.
         .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"]),
         .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockPixels", "CCairo"]),
         .target(name: "TouchlockDisplay",
-                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"]),
+                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"],
+                swiftSettings: mocking),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"]),
         // One command-line convention for both binaries: options, help, usage errors.
         .target(name: "TouchlockCommandLine"),
         // The config files, in their order, parsed with libinih.
-        .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "CInih"]),
+        .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"]),
 
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
@@ -64,7 +70,9 @@ let package = Package(
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"], exclude: ["Golden"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
-        .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay"]),
+        // The VT hand-off, and the syscall seam: the KMS output against a fake card that fails on demand.
+        .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay", "TouchlockSystem", "CDrm"]),
+        .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"]),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"]),
         // Runs the built touchlockd as a real process (build with --build-tests first).

@@ -1,6 +1,7 @@
 import CInih
 import Glibc
 import TouchlockCore
+import TouchlockSystem
 
 /// Reads the daemon's settings with libinih, in this order, later files overriding
 /// earlier ones key by key (the directories are `Paths.data` and `Paths.config`, by
@@ -57,7 +58,7 @@ public enum ConfigFiles {
     /// line (libinih gives the line of the first error).
     public static func apply(file: String, to config: inout Config) throws(Config.Error) {
         guard let f = fopen(file, "re") else {
-            throw Config.Error(file: file, line: 0, message: "cannot read: \(String(cString: strerror(errno)))")
+            throw Config.Error(file: file, line: 0, message: "cannot read: \(Errno.current)")
         }
         defer { fclose(f) }
         var st = stat()

@@ -54,7 +54,7 @@ public final class ControlClient {
         do {
             try UnixSocket.connect(fd, to: path)
         } catch {
-            Glibc.close(fd)
+            close()  // once: deinit, which runs for this failed init too, finds it closed
             throw .system(error)
         }
     }
@@ -62,7 +62,7 @@ public final class ControlClient {
     deinit { close() }
 
     public func close() {
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { UnixSocket.close(fd) }
         fd = -1
     }
 
@@ -182,7 +182,7 @@ public final class ControlClient {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let n: Int32
                 do {
-                    n = try SystemCall.check("poll") { poll(&p, 1, Int32(clamping: left)) }
+                    n = try SystemCall.check("poll") { SystemCalls.current.poll(&p, 1, Int32(clamping: left)) }
                 } catch { throw .system(error) }
                 if n == 0 { continue }  // the deadline check above ends the wait
             }

@@ -184,7 +184,7 @@ public final class ControlServer {
             try SystemCall.check("listen", path) { listen(fd, Int32(clamping: limits.maxClients)) }
             try SystemCall.check("rename", path) { rename(temporary, path) }
         } catch {
-            Glibc.close(fd)
+            UnixSocket.close(fd)
             unlink(temporary)
             throw error
         }
@@ -192,7 +192,7 @@ public final class ControlServer {
         do {
             try loop.register(fd, .readable) { [unowned self] _ in self.acceptClients() }
         } catch {
-            Glibc.close(fd)
+            UnixSocket.close(fd)
             unlink(path)
             throw error
         }
@@ -205,7 +205,7 @@ public final class ControlServer {
     public func close() {
         guard listener >= 0 else { return }
         loop.unregister(listener)
-        Glibc.close(listener)
+        UnixSocket.close(listener)
         listener = -1
         if let t = acceptResume { loop.cancel(t) }
         acceptResume = nil
@@ -277,14 +277,14 @@ public final class ControlServer {
         let peer: Peer
         do { peer = try UnixSocket.peerCredentials(fd) } catch {
             Log.warning("control: \(error); closing the connection")
-            Glibc.close(fd)
+            UnixSocket.close(fd)
             return
         }
         if let refusal = admission(peer) {
             Log.warning("control: refusing client (\(peer)): \(refusal)")
             let line = codec.reply(id: nil, ControlError(.tooManyClients, refusal))
             _ = try? UnixSocket.send(fd, line, blocking: false)
-            Glibc.close(fd)
+            UnixSocket.close(fd)
             return
         }
         let client = Client(fd: fd, peer: peer, serial: nextSerial, at: EventLoop.now())
@@ -293,7 +293,7 @@ public final class ControlServer {
             try loop.register(fd, .readable) { [unowned self] readiness in self.handle(fd, readiness) }
         } catch {
             Log.error("control: \(error); closing the connection")
-            Glibc.close(fd)
+            UnixSocket.close(fd)
             return
         }
         clients[fd] = client
@@ -356,7 +356,7 @@ public final class ControlServer {
         if let n = perUser[client.peer.uid] { perUser[client.peer.uid] = n > 1 ? n - 1 : nil }
         clients.removeValue(forKey: client.fd)
         loop.unregister(client.fd)
-        Glibc.close(client.fd)
+        UnixSocket.close(client.fd)
         Log.debug("control: client fd \(client.fd) (\(client.peer)) gone: \(reason)")
         clientGone?(client.serial)
     }
@@ -529,7 +529,7 @@ public final class ControlServer {
             throw SystemError("bind", Errno(rawValue: EEXIST), "\(path) (not a socket)")
         }
         let probe = try UnixSocket.make(nonBlocking: true)
-        defer { Glibc.close(probe) }
+        defer { UnixSocket.close(probe) }
         do {
             try UnixSocket.connect(probe, to: path)
         } catch where error.errno == Errno(rawValue: ECONNREFUSED) {

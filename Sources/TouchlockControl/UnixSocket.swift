@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import TouchlockCore
 import TouchlockSystem
 
 /// Helpers shared by the server and the client for AF_UNIX stream sockets.
@@ -47,29 +48,37 @@ enum UnixSocket {
     /// Glibc declares accept4 only under _GNU_SOURCE, so the flags are set after accept;
     /// the loop is single-threaded, so nothing can exec in between.
     static func accept(_ listener: Int32) throws(SystemError) -> Int32 {
-        let fd = try SystemCall.check("accept") { Glibc.accept(listener, nil, nil) }
+        let fd = try SystemCall.check("accept") { SystemCalls.current.accept(listener) }
         do {
             let flags = try SystemCall.check("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
             try SystemCall.check("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
             try SystemCall.check("fcntl(F_SETFD)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
         } catch {
-            Glibc.close(fd)
+            close(fd)
             throw error
         }
         return fd
+    }
+
+    /// Closes `fd` once, through the syscall seam; an error is logged (nothing is lost:
+    /// the descriptor is gone either way).
+    static func close(_ fd: Int32) {
+        do { try FileDescriptor(adopting: fd).close() } catch { Log.warning("control: \(error)") }
     }
 
     /// Sends as much of `bytes[offset...]` as the socket takes, without SIGPIPE; returns
     /// the count. A non-blocking send that the socket cannot take gives 0.
     static func send(_ fd: Int32, _ bytes: [UInt8], from offset: Int = 0, blocking: Bool) throws(SystemError) -> Int {
         guard offset < bytes.count else { return 0 }
-        let flags = Int32(MSG_NOSIGNAL) | (blocking ? 0 : Int32(MSG_DONTWAIT))
-        do {
-            return try SystemCall.check("send") {
-                bytes.withUnsafeBytes { raw in Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, flags) }
+        let flags = blocking ? 0 : Int32(MSG_DONTWAIT)
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(SystemError) in
+                try IO.send(fd, from: UnsafeRawBufferPointer(rebasing: raw[offset...]), flags: flags)
             }
-        } catch where error.errno == .wouldBlock {
-            return 0
+        }
+        switch try result.get() {
+        case .bytes(let n): return n
+        case .wouldBlock, .endOfFile: return 0
         }
     }
 
@@ -77,14 +86,13 @@ enum UnixSocket {
     /// non-blocking read would block. A reset connection reads as end of stream.
     static func receive(_ fd: Int32, into buffer: inout [UInt8], blocking: Bool) throws(SystemError) -> Int? {
         let flags = blocking ? Int32(0) : Int32(MSG_DONTWAIT)
-        do {
-            return try SystemCall.check("recv") {
-                buffer.withUnsafeMutableBytes { raw in recv(fd, raw.baseAddress, raw.count, flags) }
-            }
-        } catch where error.errno == .wouldBlock {
-            return nil
-        } catch where error.errno == Errno(rawValue: ECONNRESET) {
-            return 0
+        let result = buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(SystemError) in try IO.receive(fd, into: raw, flags: flags) }
+        }
+        switch try result.get() {
+        case .bytes(let n): return n
+        case .endOfFile: return 0
+        case .wouldBlock: return nil
         }
     }
 

@@ -27,15 +27,18 @@ public final class DrmDisplay: Display {
     /// The connector's name, e.g. Virtual-1 or HDMI-A-1.
     public let connectorName: String
 
+    /// The device node, open while the display lives; shutdown closes it.
+    private var device: FileDescriptor?
+    /// Its number, for libdrm calls (valid while `device` is open).
     private let fd: Int32
     private let loop: EventLoop
-    private let resources: drmModeResPtr
-    private let connector: drmModeConnectorPtr
     private var connectorID: UInt32
     private let crtcID: UInt32
     private var mode: drmModeModeInfo
     /// The CRTC as it was before us, restored by shutdown (nil if it could not be read).
-    private let savedCrtc: drmModeCrtcPtr?
+    private let savedCrtc: drmModeCrtc?
+    /// The two scanout buffers; each frees itself (unmap, RmFB, destroy) when dropped,
+    /// and shutdown drops the second before the first.
     private var buffers: [DumbBuffer]
     /// Per buffer, what it lacks of the shadow buffer's current content.
     private var missing: [Damage]
@@ -81,63 +84,51 @@ public final class DrmDisplay: Display {
     }
 
     private init(path: String, loop: EventLoop) throws(SystemError) {
-        // Everything acquired so far, released in reverse order if a later step fails.
-        var undo: [() -> Void] = []
-        func unwind() { for u in undo.reversed() { u() } }
-
-        let fd = try SystemCall.check("open", path) { Glibc.open(path, O_RDWR | O_CLOEXEC) }
-        undo.append { Glibc.close(fd) }
-        do throws(SystemError) {
-            var cap: UInt64 = 0
-            try SystemCall.check("drmGetCap(DRM_CAP_DUMB_BUFFER)", path) {
-                drmGetCap(fd, UInt64(DRM_CAP_DUMB_BUFFER), &cap)
-            }
-            if cap == 0 { throw SystemError("drmGetCap(DRM_CAP_DUMB_BUFFER)", .noDevice, "\(path): no dumb buffers") }
-            if drmIsMaster(fd) == 0 {
-                Log.warning("drm: \(path): not DRM master (another process drives the display); mode setting will fail")
-            }
-
-            let res = try SystemCall.checkPointer("drmModeGetResources", path) { drmModeGetResources(fd) }
-            undo.append { drmModeFreeResources(res) }
-            let output = try Self.findOutput(fd: fd, resources: res, path: path)
-            undo.append { drmModeFreeConnector(output.connector) }
-
-            let saved = drmModeGetCrtc(fd, output.crtcID)
-            if saved == nil { Log.warning("drm: cannot read CRTC \(output.crtcID) (\(Errno.current)); it will not be restored") }
-            undo.append { if let saved { drmModeFreeCrtc(saved) } }
-
-            let size = Size(width: Int(output.mode.hdisplay), height: Int(output.mode.vdisplay))
-            var buffers: [DumbBuffer] = []
-            for _ in 0..<2 {
-                let b = try DumbBuffer(fd: fd, size: size)
-                buffers.append(b)
-                undo.append { b.destroy(fd: fd) }
-            }
-
-            let c = output.connector.pointee
-            self.fd = fd
-            self.loop = loop
-            self.devicePath = path
-            self.resources = res
-            self.connector = output.connector
-            self.connectorID = c.connector_id
-            self.connectorName = Self.name(of: c)
-            self.crtcID = output.crtcID
-            self.mode = output.mode
-            self.savedCrtc = saved
-            self.buffers = buffers
-            self.size = size
-            self.physicalSize = c.mmWidth > 0 && c.mmHeight > 0 ? (Int(c.mmWidth), Int(c.mmHeight)) : nil
-            // Neither buffer holds anything yet: each lacks the whole frame, so each gets a
-            // full copy before it is first scanned out (SetCrtc, then the first flip to it).
-            var all = Damage(bounds: size)
-            all.addAll()
-            self.missing = [all, all]
-
-        } catch {
-            unwind()
-            throw error
+        // Each step owns what it acquired: if a later step throws, what exists so far is
+        // released in reverse order as it goes out of scope (buffers, then the device).
+        let device = try FileDescriptor.open(path, O_RDWR)
+        let fd = device.rawValue
+        let drm = DrmCalls.current
+        var cap: UInt64 = 0
+        try SystemCall.check("drmGetCap(DRM_CAP_DUMB_BUFFER)", path) {
+            drm.getCap(fd, UInt64(DRM_CAP_DUMB_BUFFER), &cap)
         }
+        if cap == 0 { throw SystemError("drmGetCap(DRM_CAP_DUMB_BUFFER)", .noDevice, "\(path): no dumb buffers") }
+        if drm.isMaster(fd) == 0 {
+            Log.warning("drm: \(path): not DRM master (another process drives the display); mode setting will fail")
+        }
+
+        let output = try Self.findOutput(fd: fd, path: path)
+        var saved: drmModeCrtc?
+        if let crtc = drm.getCrtc(fd, output.crtcID) {
+            saved = crtc.pointee
+            drm.freeCrtc(crtc)
+        } else {
+            Log.warning("drm: cannot read CRTC \(output.crtcID) (\(Errno.current)); it will not be restored")
+        }
+
+        let size = Size(width: Int(output.mode.hdisplay), height: Int(output.mode.vdisplay))
+        var buffers: [DumbBuffer] = []
+        for _ in 0..<2 { buffers.append(try DumbBuffer(fd: fd, size: size)) }
+
+        self.device = .some(consume device)
+        self.fd = fd
+        self.loop = loop
+        self.devicePath = path
+        self.connectorID = output.connectorID
+        self.connectorName = output.name
+        self.crtcID = output.crtcID
+        self.mode = output.mode
+        self.savedCrtc = saved
+        self.buffers = buffers
+        self.size = size
+        self.physicalSize = output.physicalSize
+        // Neither buffer holds anything yet: each lacks the whole frame, so each gets a
+        // full copy before it is first scanned out (SetCrtc, then the first flip to it).
+        var all = Damage(bounds: size)
+        all.addAll()
+        self.missing = [all, all]
+
         // From here on the object is whole: if registering fails, deinit releases it all.
         eventContext.version = 2
         eventContext.page_flip_handler = { _, _, seconds, microseconds, userData in
@@ -152,13 +143,26 @@ public final class DrmDisplay: Display {
     }
 
     private struct Output {
-        var connector: drmModeConnectorPtr
+        var connectorID: UInt32
+        var name: String
+        var physicalSize: (width: Int, height: Int)?
         var mode: drmModeModeInfo
         var crtcID: UInt32
+
+        init(_ c: drmModeConnector, mode: drmModeModeInfo, crtcID: UInt32) {
+            connectorID = c.connector_id
+            name = DrmDisplay.name(of: c)
+            physicalSize = c.mmWidth > 0 && c.mmHeight > 0 ? (Int(c.mmWidth), Int(c.mmHeight)) : nil
+            self.mode = mode
+            self.crtcID = crtcID
+        }
     }
 
     /// The first connected connector with a mode and a CRTC no other output uses.
-    private static func findOutput(fd: Int32, resources res: drmModeResPtr, path: String) throws(SystemError) -> Output {
+    private static func findOutput(fd: Int32, path: String) throws(SystemError) -> Output {
+        let drm = DrmCalls.current
+        let res = try SystemCall.checkPointer("drmModeGetResources", path) { drm.getResources(fd) }
+        defer { drm.freeResources(res) }
         let r = res.pointee
         let connectorIDs = Array(UnsafeBufferPointer(start: r.connectors, count: Int(r.count_connectors)))
         let crtcIDs = Array(UnsafeBufferPointer(start: r.crtcs, count: Int(r.count_crtcs)))
@@ -167,26 +171,24 @@ public final class DrmDisplay: Display {
         func crtcsInUse(except skip: UInt32) -> Set<UInt32> {
             var used: Set<UInt32> = []
             for id in connectorIDs where id != skip {
-                guard let c = drmModeGetConnector(fd, id) else { continue }
-                defer { drmModeFreeConnector(c) }
+                guard let c = drm.getConnector(fd, id) else { continue }
+                defer { drm.freeConnector(c) }
                 guard c.pointee.connection == DRM_MODE_CONNECTED, c.pointee.encoder_id != 0,
-                      let e = drmModeGetEncoder(fd, c.pointee.encoder_id) else { continue }
+                      let e = drm.getEncoder(fd, c.pointee.encoder_id) else { continue }
                 if e.pointee.crtc_id != 0 { used.insert(e.pointee.crtc_id) }
-                drmModeFreeEncoder(e)
+                drm.freeEncoder(e)
             }
             return used
         }
 
         for id in connectorIDs {
-            guard let conn = drmModeGetConnector(fd, id) else {
+            guard let conn = drm.getConnector(fd, id) else {
                 Log.warning("drm: \(path): cannot read connector \(id): \(Errno.current)")
                 continue
             }
+            defer { drm.freeConnector(conn) }
             let c = conn.pointee
-            guard c.connection == DRM_MODE_CONNECTED, c.count_modes > 0 else {
-                drmModeFreeConnector(conn)
-                continue
-            }
+            guard c.connection == DRM_MODE_CONNECTED, c.count_modes > 0 else { continue }
             let modes = UnsafeBufferPointer(start: c.modes, count: Int(c.count_modes))
             let mode = modes.first { $0.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0 } ?? modes[0]
             let used = crtcsInUse(except: id)
@@ -195,24 +197,23 @@ public final class DrmDisplay: Display {
             var encoderIDs = Array(UnsafeBufferPointer(start: c.encoders, count: Int(c.count_encoders)))
             if c.encoder_id != 0 { encoderIDs.insert(c.encoder_id, at: 0) }
             for encoderID in encoderIDs {
-                guard let enc = drmModeGetEncoder(fd, encoderID) else { continue }
-                defer { drmModeFreeEncoder(enc) }
+                guard let enc = drm.getEncoder(fd, encoderID) else { continue }
+                defer { drm.freeEncoder(enc) }
                 let e = enc.pointee
                 if encoderID == c.encoder_id, e.crtc_id != 0, !used.contains(e.crtc_id) {
-                    return Output(connector: conn, mode: mode, crtcID: e.crtc_id)
+                    return Output(c, mode: mode, crtcID: e.crtc_id)
                 }
                 for (index, crtc) in crtcIDs.enumerated()
                 where e.possible_crtcs & (1 << UInt32(index)) != 0 && !used.contains(crtc) {
-                    return Output(connector: conn, mode: mode, crtcID: crtc)
+                    return Output(c, mode: mode, crtcID: crtc)
                 }
             }
             Log.info("drm: \(path): connector \(id) is connected but has no free CRTC")
-            drmModeFreeConnector(conn)
         }
         throw SystemError("drmModeGetConnector", .noDevice, "\(path): no connected output with a free CRTC")
     }
 
-    private static func name(of c: drmModeConnector) -> String {
+    fileprivate static func name(of c: drmModeConnector) -> String {
         let type = drmModeGetConnectorTypeName(c.connector_type).map { String(cString: $0) } ?? "Unknown"
         return "\(type)-\(c.connector_type_id)"
     }
@@ -240,7 +241,7 @@ public final class DrmDisplay: Display {
 
         if !modeSet {
             try masterCall("drmModeSetCrtc") {
-                drmModeSetCrtc(fd, crtcID, b.fbID, 0, 0, &connectorID, 1, &mode)
+                DrmCalls.current.setCrtc(fd, crtcID, b.fbID, 0, 0, &connectorID, 1, &mode)
             }
             modeSet = true
             front = 0
@@ -256,7 +257,7 @@ public final class DrmDisplay: Display {
         }
         let userData = Unmanaged.passUnretained(self).toOpaque()
         try masterCall("drmModePageFlip") {
-            drmModePageFlip(fd, crtcID, b.fbID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
+            DrmCalls.current.pageFlip(fd, crtcID, b.fbID, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
         }
         flipTarget = target
         isBusy = true
@@ -264,7 +265,7 @@ public final class DrmDisplay: Display {
 
     public func release() throws(SystemError) {
         guard !isReleased, !isShutDown else { return }
-        try SystemCall.check("drmDropMaster", devicePath) { drmDropMaster(fd) }
+        try SystemCall.check("drmDropMaster", devicePath) { DrmCalls.current.dropMaster(fd) }
         isReleased = true
         Log.info("drm: \(devicePath): DRM master dropped")
     }
@@ -273,8 +274,8 @@ public final class DrmDisplay: Display {
         guard !isShutDown else { return }
         // Opened while another process drove the display (a kiosk, before our VT was
         // shown): master is taken here too.
-        guard isReleased || drmIsMaster(fd) == 0 else { return }
-        try SystemCall.check("drmSetMaster", "\(devicePath) (another process may hold DRM master)") { drmSetMaster(fd) }
+        guard isReleased || DrmCalls.current.isMaster(fd) == 0 else { return }
+        try SystemCall.check("drmSetMaster", "\(devicePath) (another process may hold DRM master)") { DrmCalls.current.setMaster(fd) }
         isReleased = false
         // Whoever drove the display meanwhile left anything on it: set the mode again and
         // repaint everything.
@@ -317,7 +318,7 @@ public final class DrmDisplay: Display {
     }
 
     private func readEvents(_ readiness: IOReadiness) {
-        if drmHandleEvent(fd, &eventContext) != 0 {
+        if DrmCalls.current.handleEvent(fd, &eventContext) != 0 {
             let e = Errno.current
             if e == .interrupted || e == .wouldBlock { return }
             Log.error("drm: drmHandleEvent on \(devicePath): \(e); no more page-flip events")
@@ -345,12 +346,13 @@ public final class DrmDisplay: Display {
         if isShutDown { return }
         isShutDown = true
         loop.unregister(fd)
+        let drm = DrmCalls.current
 
         // A flip cannot be cancelled: wait for its event before touching the buffers.
         if isBusy && modeSet {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, 1000) > 0 {
-                if drmHandleEvent(fd, &eventContext) != 0 {
+            if SystemCalls.current.poll(&p, 1, 1000) > 0 {
+                if drm.handleEvent(fd, &eventContext) != 0 {
                     Log.warning("drm: drmHandleEvent at shutdown: \(Errno.current)")
                 }
             } else {
@@ -359,75 +361,87 @@ public final class DrmDisplay: Display {
         }
         isBusy = false
 
-        if modeSet, let saved = savedCrtc {
-            var s = saved.pointee
+        if modeSet, var s = savedCrtc {
             let r: Int32
             if s.buffer_id != 0 && s.mode_valid != 0 {
-                r = drmModeSetCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)
+                r = drm.setCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)
             } else {
-                r = drmModeSetCrtc(fd, s.crtc_id, 0, 0, 0, nil, 0, nil)
+                r = drm.setCrtc(fd, s.crtc_id, 0, 0, 0, nil, 0, nil)
             }
             if r < 0 { Log.warning("drm: restoring CRTC \(s.crtc_id): \(Errno(rawValue: -r))") }
         }
-        for b in buffers.reversed() { b.destroy(fd: fd) }
-        buffers.removeAll()
-        if let saved = savedCrtc { drmModeFreeCrtc(saved) }
-        drmModeFreeConnector(connector)
-        drmModeFreeResources(resources)
-        Glibc.close(fd)
+        // Release in reverse order of acquisition: the second buffer, the first, the device.
+        while !buffers.isEmpty { buffers.removeLast() }
+        do { try device.take()?.close() } catch { Log.warning("drm: \(error)") }
         Log.info("drm: \(devicePath) released")
     }
 }
 
-/// One dumb buffer: a GEM handle, a framebuffer on it and its mapping.
-private struct DumbBuffer {
+/// A GEM dumb buffer; destroyed when dropped.
+private struct DumbHandle: ~Copyable {
+    let fd: Int32
     let handle: UInt32
-    let fbID: UInt32
-    let pitch: Int
-    let byteCount: Int
-    let map: UnsafeMutableRawPointer
+    let pitch: UInt32
+    let byteCount: UInt64
 
-    /// Creates, adds as an XRGB8888 framebuffer (depth 24, bpp 32) and maps. Not cleared: the
-    /// display copies the whole frame into a buffer before it is first shown, so clearing
-    /// would only write the scanout memory twice (two full frames of writes before the first
-    /// frame: about 80 ms of a 500 ms start under emulation).
     init(fd: Int32, size: Size) throws(SystemError) {
         var handle: UInt32 = 0, pitch: UInt32 = 0, bytes: UInt64 = 0
         try SystemCall.checkNegative("drmModeCreateDumbBuffer", "\(size.width)x\(size.height)") {
-            drmModeCreateDumbBuffer(fd, UInt32(size.width), UInt32(size.height), 32, 0, &handle, &pitch, &bytes)
+            DrmCalls.current.createDumbBuffer(fd, UInt32(size.width), UInt32(size.height), 32, &handle, &pitch, &bytes)
         }
-        var fbID: UInt32 = 0
-        do throws(SystemError) {
-            try SystemCall.checkNegative("drmModeAddFB") {
-                drmModeAddFB(fd, UInt32(size.width), UInt32(size.height), 24, 32, pitch, handle, &fbID)
-            }
-        } catch {
-            drmModeDestroyDumbBuffer(fd, handle)
-            throw error
-        }
-        var offset: UInt64 = 0
-        let mapped: UnsafeMutableRawPointer
-        do throws(SystemError) {
-            try SystemCall.checkNegative("drmModeMapDumbBuffer") { drmModeMapDumbBuffer(fd, handle, &offset) }
-            let p = mmap(nil, Int(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(offset))
-            if p == MAP_FAILED || p == nil { throw SystemError("mmap", .current, "dumb buffer \(handle)") }
-            mapped = p!
-        } catch {
-            drmModeRmFB(fd, fbID)
-            drmModeDestroyDumbBuffer(fd, handle)
-            throw error
-        }
+        self.fd = fd
         self.handle = handle
-        self.fbID = fbID
-        self.pitch = Int(pitch)
-        self.byteCount = Int(bytes)
-        self.map = mapped
+        self.pitch = pitch
+        self.byteCount = bytes
     }
 
-    /// Unmaps, removes the framebuffer and destroys the buffer: creation in reverse.
-    func destroy(fd: Int32) {
-        munmap(map, byteCount)
-        drmModeRmFB(fd, fbID)
-        drmModeDestroyDumbBuffer(fd, handle)
+    deinit { _ = DrmCalls.current.destroyDumbBuffer(fd, handle) }
+}
+
+/// A framebuffer (XRGB8888: depth 24, bpp 32) on a dumb buffer, which it owns: dropping
+/// it removes the framebuffer, then destroys the buffer.
+private struct Framebuffer: ~Copyable {
+    let dumb: DumbHandle
+    let fbID: UInt32
+
+    init(on dumb: consuming DumbHandle, size: Size) throws(SystemError) {
+        var fbID: UInt32 = 0
+        let (fd, pitch, handle) = (dumb.fd, dumb.pitch, dumb.handle)
+        try SystemCall.checkNegative("drmModeAddFB") {
+            DrmCalls.current.addFB(fd, UInt32(size.width), UInt32(size.height), 24, 32, pitch, handle, &fbID)
+        }
+        self.dumb = dumb
+        self.fbID = fbID
     }
+
+    deinit { _ = DrmCalls.current.rmFB(dumb.fd, fbID) }
+}
+
+/// One scanout buffer: a dumb buffer, a framebuffer on it and its mapping, acquired in
+/// that order. It frees itself when dropped, in reverse: unmap (here), RmFB, destroy.
+private final class DumbBuffer {
+    private let framebuffer: Framebuffer
+    let map: UnsafeMutableRawPointer
+    let pitch: Int
+    private let byteCount: Int
+    var fbID: UInt32 { framebuffer.fbID }
+
+    /// Not cleared: the display copies the whole frame into a buffer before it is first
+    /// shown, so clearing would only write the scanout memory twice (two full frames of
+    /// writes before the first frame: about 80 ms of a 500 ms start under emulation).
+    init(fd: Int32, size: Size) throws(SystemError) {
+        let fb = try Framebuffer(on: try DumbHandle(fd: fd, size: size), size: size)
+        let handle = fb.dumb.handle
+        var offset: UInt64 = 0
+        try SystemCall.checkNegative("drmModeMapDumbBuffer") { DrmCalls.current.mapDumbBuffer(fd, handle, &offset) }
+        let bytes = Int(fb.dumb.byteCount)
+        let p = SystemCalls.current.mmap(bytes, fd, off_t(offset))
+        guard let p, p != MAP_FAILED else { throw SystemError("mmap", .current, "dumb buffer \(handle)") }
+        pitch = Int(fb.dumb.pitch)
+        map = p
+        byteCount = bytes
+        framebuffer = fb
+    }
+
+    deinit { _ = SystemCalls.current.munmap(map, byteCount) }
 }

@@ -7,7 +7,9 @@ import TouchlockSystem
 public final class EvdevDevice {
     public let path: String
     public let name: String
-    public let fd: Int32
+    /// The node's descriptor number, for the event loop; the device owns and closes it.
+    public var fd: Int32 { descriptor.rawValue }
+    private let descriptor: FileDescriptor
     /// What the device says about itself; decides how its touches are read.
     public let description: DeviceDescription
     private let dev: OpaquePointer
@@ -23,21 +25,21 @@ public final class EvdevDevice {
     /// Opens `path` O_RDWR|O_NONBLOCK|O_CLOEXEC (read-only if writing is refused).
     public init(path: String) throws(SystemError) {
         self.path = path
-        var fd = Glibc.open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 && (errno == EACCES || errno == EROFS) {
-            fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        }
-        if fd < 0 { throw SystemError("open", .current, path) }
-        var dev: OpaquePointer? = nil
+        let descriptor: FileDescriptor
         do {
-            try SystemCall.checkNegative("libevdev_new_from_fd", path) { libevdev_new_from_fd(fd, &dev) }
-        } catch {
-            close(fd)
-            throw error
+            descriptor = try FileDescriptor.open(path, O_RDWR | O_NONBLOCK)
+        } catch where error.errno == .permissionDenied || error.errno == Errno(rawValue: EROFS) {
+            descriptor = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
         }
-        self.fd = fd
+        let evdev = EvdevCalls.current
+        var dev: OpaquePointer? = nil
+        let fd = descriptor.rawValue
+        try SystemCall.checkNegative("libevdev_new_from_fd", path) { evdev.newFromFD(fd, &dev) }
+        self.descriptor = descriptor
         self.dev = dev!
-        libevdev_set_clock_id(self.dev, CLOCK_MONOTONIC)
+        if evdev.setClockID(self.dev, CLOCK_MONOTONIC) < 0 {
+            Log.warning("\(path): cannot use CLOCK_MONOTONIC timestamps")
+        }
         name = String(cString: libevdev_get_name(self.dev))
         description = Self.describe(self.dev, name: name)
     }
@@ -85,10 +87,11 @@ public final class EvdevDevice {
         return s
     }
 
+    /// Ungrabs and frees libevdev's state; the descriptor closes after, as it goes.
     deinit {
-        if grabbed { libevdev_grab(dev, LIBEVDEV_UNGRAB) }
-        libevdev_free(dev)
-        close(fd)
+        let evdev = EvdevCalls.current
+        if grabbed { _ = evdev.grab(dev, false) }
+        evdev.free(dev)
     }
 
     private static func axis(_ dev: OpaquePointer, _ code: Int32) -> AxisRange? {
@@ -106,9 +109,16 @@ public final class EvdevDevice {
         var ev = input_event()
         var flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
         var syncTime: Instant?
+        let evdev = EvdevCalls.current
         while true {
-            let rc = libevdev_next_event(dev, flags, &ev)
-            if rc == -EAGAIN {
+            // EINTR is retried; EAGAIN (nil) means everything pending has been read.
+            let status: Int32?
+            do {
+                status = try SystemCall.checkNegativeIO("libevdev_next_event", path) { evdev.nextEvent(dev, flags, &ev) }
+            } catch {
+                return .gone(error.errno == .noDevice ? "device removed" : "read failed: \(error.errno)")
+            }
+            guard let rc = status else {
                 if flags == LIBEVDEV_READ_FLAG_SYNC.rawValue {
                     flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue  // sync finished
                     resync(snapshot(), syncTime ?? EventLoop.now())
@@ -116,11 +126,6 @@ public final class EvdevDevice {
                     continue
                 }
                 return .drained
-            }
-            if rc == -EINTR { continue }
-            if rc < 0 {
-                let e = Errno(rawValue: -rc)
-                return .gone(e == .noDevice ? "device removed" : "read failed: \(e)")
             }
             if rc == LIBEVDEV_READ_STATUS_SYNC.rawValue {
                 if flags == LIBEVDEV_READ_FLAG_NORMAL.rawValue {
@@ -165,7 +170,7 @@ public final class EvdevDevice {
     /// EVIOCGRAB: while locked, no touch reaches other readers (the kiosk app).
     public func grab(_ on: Bool) {
         if on == grabbed { return }
-        let rc = libevdev_grab(dev, on ? LIBEVDEV_GRAB : LIBEVDEV_UNGRAB)
+        let rc = EvdevCalls.current.grab(dev, on)
         if rc < 0 {
             Log.warning("\(path): \(on ? "grab" : "ungrab") failed: \(Errno(rawValue: -rc))")
         } else {

@@ -1,6 +1,7 @@
 import CCrypt
 import Glibc
 import TouchlockCore
+import TouchlockSystem
 
 /// Salted one-way digests of wrong guesses, so a repeated wrong guess can be recognised
 /// without keeping any guess in clear. The salt is random per instance (per process) and
@@ -12,7 +13,7 @@ public struct GuessDigester: Sendable {
     public init() throws(SecretHash.Failure) {
         var salt = [CChar](repeating: 0, count: Int(CRYPT_GENSALT_OUTPUT_SIZE))
         guard crypt_gensalt_rn("$6$", 1000, nil, 0, &salt, Int32(salt.count)) != nil else {
-            throw SecretHash.Failure(description: "crypt_gensalt_rn($6$): \(String(cString: strerror(errno)))")
+            throw SecretHash.Failure(description: "crypt_gensalt_rn($6$): \(Errno.current)")
         }
         setting = salt
     }

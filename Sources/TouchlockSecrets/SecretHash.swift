@@ -1,6 +1,7 @@
 import CCrypt
 import Glibc
 import TouchlockCore
+import TouchlockSystem
 
 /// Salted one-way hashes of secrets in the format of /etc/shadow (yescrypt by default),
 /// through libxcrypt. The secret text is wiped from memory once hashed.
@@ -20,7 +21,7 @@ public enum SecretHash {
         var salt = [CChar](repeating: 0, count: Int(CRYPT_GENSALT_OUTPUT_SIZE))
         // A nil random source makes libxcrypt read the kernel's (getrandom).
         guard crypt_gensalt_rn(prefix, cost, nil, 0, &salt, Int32(salt.count)) != nil else {
-            throw Failure(description: "crypt_gensalt_rn(\(prefix)): \(String(cString: strerror(errno)))")
+            throw Failure(description: "crypt_gensalt_rn(\(prefix)): \(Errno.current)")
         }
         return try run(secret, setting: salt)
     }
@@ -60,7 +61,7 @@ public enum SecretHash {
             let data = raw.bindMemory(to: crypt_data.self, capacity: 1)
             let phrase = (raw + dataSize).bindMemory(to: CChar.self, capacity: secret.count + 1)
             guard let out = crypt_r(phrase, setting, data) else {
-                throw Failure(description: "crypt_r: \(String(cString: strerror(errno)))")
+                throw Failure(description: "crypt_r: \(Errno.current)")
             }
             let s = String(cString: out)
             // libxcrypt signals failure with a hash starting with '*'.

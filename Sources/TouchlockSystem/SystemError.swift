@@ -15,6 +15,10 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
     public static let notPermitted = Errno(rawValue: EPERM)
     public static let busy = Errno(rawValue: EBUSY)
     public static let brokenPipe = Errno(rawValue: EPIPE)
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
+    public static let badFileDescriptor = Errno(rawValue: EBADF)
+    public static let badAddress = Errno(rawValue: EFAULT)
+    public static let ioError = Errno(rawValue: EIO)
 
     public var description: String { String(cString: strerror(rawValue)) }
 
@@ -36,9 +40,11 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// The three ways C libraries report errors, each adapted once.
+/// The three ways C libraries report errors, each adapted once. EINTR is retried; EBADF
+/// and EFAULT stop the process: a descriptor or a buffer we got wrong is a bug in
+/// touchlock, not a condition to handle (swift-nio's policy).
 public enum SystemCall {
-    /// `-1` with errno set (open, ioctl, read, drmIoctl...). EINTR is retried.
+    /// `-1` with errno set (open, ioctl, read, drmIoctl...).
     @discardableResult
     public static func check<T: BinaryInteger>(_ call: String, _ detail: String? = nil, _ body: () -> T) throws(SystemError) -> T {
         while true {
@@ -46,8 +52,28 @@ public enum SystemCall {
             if r != -1 { return r }
             let e = Errno.current
             if e == .interrupted { continue }
+            preconditionValid(e, call)
             throw SystemError(call, e, detail)
         }
+    }
+
+    /// Like `check`, for reads and writes: EAGAIN (would block) is nil, not an error.
+    public static func checkIO(_ call: String, _ detail: @autoclosure () -> String?, _ body: () -> Int) throws(SystemError) -> Int? {
+        while true {
+            let r = body()
+            if r >= 0 { return r }
+            let e = Errno.current
+            if e == .interrupted { continue }
+            if e == .wouldBlock || e.rawValue == EWOULDBLOCK { return nil }
+            preconditionValid(e, call)
+            throw SystemError(call, e, detail())
+        }
+    }
+
+    /// Stops on EBADF and EFAULT, which only a bug in touchlock can cause.
+    public static func preconditionValid(_ e: Errno, _ call: String) {
+        precondition(e != .badFileDescriptor && e != .badAddress,
+                     "\(call) failed with \(e) (errno \(e.rawValue)): a bug in touchlock")
     }
 
     /// A negative errno as the result (libevdev, drmMode*).
@@ -58,7 +84,22 @@ public enum SystemCall {
             if r >= 0 { return r }
             let e = Errno(rawValue: -Int32(truncatingIfNeeded: r))
             if e == .interrupted { continue }
+            preconditionValid(e, call)
             throw SystemError(call, e, detail)
+        }
+    }
+
+    /// A negative errno as the result, for reads (libevdev_next_event): -EAGAIN (nothing
+    /// more to read now) is nil, not an error.
+    public static func checkNegativeIO<T: BinaryInteger>(_ call: String, _ detail: @autoclosure () -> String?, _ body: () -> T) throws(SystemError) -> T? {
+        while true {
+            let r = body()
+            if r >= 0 { return r }
+            let e = Errno(rawValue: -Int32(truncatingIfNeeded: r))
+            if e == .interrupted { continue }
+            if e == .wouldBlock { return nil }
+            preconditionValid(e, call)
+            throw SystemError(call, e, detail())
         }
     }
 

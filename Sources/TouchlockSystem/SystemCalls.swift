@@ -1,0 +1,74 @@
+import Glibc
+
+/// The libc calls touchlock makes on file descriptors, as one table of functions: the
+/// seam under every syscall of the display, input and control layers (DRM and libevdev
+/// have their own tables, `DrmCalls` and `EvdevCalls`, in the targets that link them).
+///
+/// Code calls `SystemCalls.current.read(...)`. `real` is the C library. Tests replace
+/// entries to force what a real kernel will not produce on demand (EINTR, EAGAIN, ENODEV,
+/// a short read or write) and to record the order of calls: a fake sets `errno` and
+/// returns -1, exactly as the C function would.
+///
+/// In debug builds (ENABLE_MOCKING) `current` is a task-local value, so a test's fake
+/// reaches only the code that test runs (`SystemCalls.$current.withValue(fake) { ... }`);
+/// in release builds it is `real`, inlined, and each call is a direct call into libc.
+public struct SystemCalls: Sendable {
+    public var open: @Sendable (_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32
+    public var close: @Sendable (_ fd: Int32) -> Int32
+    public var read: @Sendable (_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int
+    public var write: @Sendable (_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int
+    public var recv: @Sendable (_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int
+    public var send: @Sendable (_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int
+    public var accept: @Sendable (_ fd: Int32) -> Int32
+    public var poll: @Sendable (_ fds: UnsafeMutablePointer<pollfd>?, _ count: nfds_t, _ timeout: Int32) -> Int32
+    /// A shared read-write mapping of `length` bytes of `fd` at `offset` (MAP_FAILED on error).
+    public var mmap: @Sendable (_ length: Int, _ fd: Int32, _ offset: off_t) -> UnsafeMutableRawPointer?
+    public var munmap: @Sendable (_ address: UnsafeMutableRawPointer?, _ length: Int) -> Int32
+
+    public init(open: @escaping @Sendable (UnsafePointer<CChar>, Int32, mode_t) -> Int32,
+                close: @escaping @Sendable (Int32) -> Int32,
+                read: @escaping @Sendable (Int32, UnsafeMutableRawPointer?, Int) -> Int,
+                write: @escaping @Sendable (Int32, UnsafeRawPointer?, Int) -> Int,
+                recv: @escaping @Sendable (Int32, UnsafeMutableRawPointer?, Int, Int32) -> Int,
+                send: @escaping @Sendable (Int32, UnsafeRawPointer?, Int, Int32) -> Int,
+                accept: @escaping @Sendable (Int32) -> Int32,
+                poll: @escaping @Sendable (UnsafeMutablePointer<pollfd>?, nfds_t, Int32) -> Int32,
+                mmap: @escaping @Sendable (Int, Int32, off_t) -> UnsafeMutableRawPointer?,
+                munmap: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Int32) {
+        self.open = open; self.close = close; self.read = read; self.write = write
+        self.recv = recv; self.send = send; self.accept = accept; self.poll = poll
+        self.mmap = mmap; self.munmap = munmap
+    }
+
+    /// The C library.
+    @inlinable public static var real: SystemCalls {
+        SystemCalls(
+            open: { Glibc.open($0, $1, $2) },
+            close: { Glibc.close($0) },
+            read: { Glibc.read($0, $1, $2) },
+            write: { Glibc.write($0, $1, $2) },
+            recv: { Glibc.recv($0, $1, $2, $3) },
+            send: { Glibc.send($0, $1, $2, $3) },
+            accept: { Glibc.accept($0, nil, nil) },
+            poll: { Glibc.poll($0, $1, $2) },
+            mmap: { Glibc.mmap(nil, $0, PROT_READ | PROT_WRITE, MAP_SHARED, $1, $2) },
+            munmap: { Glibc.munmap($0, $1) })
+    }
+
+    #if ENABLE_MOCKING
+    /// The table in effect for the running task (debug builds: tests may replace it).
+    @TaskLocal public static var current: SystemCalls = .real
+    /// True when this build lets tests replace the table.
+    public static let isReplaceable = true
+    #else
+    @inlinable public static var current: SystemCalls { .real }
+    public static let isReplaceable = false
+    #endif
+}
+
+extension SystemCalls {
+    /// `open` with a Swift string.
+    @inlinable public func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        path.withCString { open($0, flags, mode) }
+    }
+}

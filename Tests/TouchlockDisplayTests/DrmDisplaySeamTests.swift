@@ -1,0 +1,205 @@
+import Glibc
+import Testing
+import TouchlockCore
+import TouchlockDisplay
+import TouchlockPixels
+import TouchlockSystem
+
+/// Runs `loop` until a frame completes (or 2 s pass); true if one did.
+private func waitForFrame(_ display: DrmDisplay, _ loop: EventLoop) throws -> Bool {
+    var completed = false
+    display.onFrameComplete = { _ in
+        completed = true
+        loop.stop()
+    }
+    let timer = loop.schedule(at: EventLoop.now() + .milliseconds(2000)) { _ in loop.stop() }
+    defer { loop.cancel(timer) }
+    try loop.run()
+    return completed
+}
+
+/// A whole frame of damage.
+private func fullDamage(_ size: Size) -> Damage {
+    var d = Damage(bounds: size)
+    d.addAll()
+    return d
+}
+
+/// What a user of the daemon would check when the kernel refuses the display: a clear
+/// error naming the call, the device and the reason; no crash; every buffer freed once,
+/// in reverse order of acquisition; the card closed last.
+@Suite(.enabled(if: SystemCalls.isReplaceable, "the syscall tables are replaceable in debug builds only"))
+struct DrmDisplaySeamTests {
+    /// One buffer's release, in reverse of create -> AddFB -> map.
+    private func freed(_ handle: Int) -> [String] {
+        ["munmap(\(handle))", "drmModeRmFB(\(handle))", "drmModeDestroyDumbBuffer(\(handle))"]
+    }
+
+    @Test func openRefusedWithEACCESIsAClearErrorAndTouchesNothing() throws {
+        let card = FakeDrmDevice()
+        card.fail("open", with: EACCES)
+        let loop = try EventLoop(signals: [])
+        let error = card.run { () -> SystemError? in
+            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
+        }
+        let e = try #require(error)
+        #expect(e.call == "open" && e.errno == .permissionDenied)
+        #expect("\(e)".contains(FakeDrmDevice.path) && "\(e)".contains("Permission denied"))
+        #expect(card.trace == ["open = Permission denied"])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func deviceGoneWhileOpeningUnwindsEverythingInReverse() throws {
+        // ENODEV on the second buffer's framebuffer: the card was unplugged halfway.
+        let card = FakeDrmDevice()
+        card.fail("drmModeAddFB", with: ENODEV, onCall: 2)
+        let loop = try EventLoop(signals: [])
+        let error = card.run { () -> SystemError? in
+            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
+        }
+        let e = try #require(error)
+        #expect(e.call == "drmModeAddFB" && e.errno == .noDevice)
+        #expect(card.trace(from: "drmModeCreateDumbBuffer(1)") == [
+            "drmModeCreateDumbBuffer(1)", "drmModeAddFB(1)", "drmModeMapDumbBuffer(1)", "mmap(1)",
+            "drmModeCreateDumbBuffer(2)", "drmModeAddFB(2) = No such device",
+            "drmModeDestroyDumbBuffer(2)",
+        ] + freed(1) + ["close"])
+        #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
+        #expect(card.fd == -1)
+    }
+
+    @Test func mapFailureFreesTheFramebufferThenTheBuffer() throws {
+        let card = FakeDrmDevice()
+        card.fail("mmap", with: ENOMEM)
+        let loop = try EventLoop(signals: [])
+        let error = card.run { () -> SystemError? in
+            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
+        }
+        #expect(error?.call == "mmap")
+        #expect(card.trace(from: "drmModeCreateDumbBuffer(1)") == [
+            "drmModeCreateDumbBuffer(1)", "drmModeAddFB(1)", "drmModeMapDumbBuffer(1)", "mmap(1) = Cannot allocate memory",
+            "drmModeRmFB(1)", "drmModeDestroyDumbBuffer(1)", "close",
+        ])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func framesThenShutdownFreeEachBufferOnceInReverseOrder() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            #expect(display.connectorName == "Virtual-1")
+            #expect(display.size == Size(width: 64, height: 48))
+            #expect(display.physicalSize?.width == 100)
+            // Only the buffers, the mappings and the card stay held after opening.
+            #expect(card.live.filter { $0.value != 0 } == ["dumb": 2, "fb": 2, "mapping": 2])
+
+            let shadow = ShadowBuffer(size: display.size)
+            memset(shadow.pixels, 0x5a, shadow.byteCount)
+            try display.present(shadow, damage: fullDamage(display.size))  // SetCrtc
+            #expect(try waitForFrame(display, loop))
+            try display.present(shadow, damage: fullDamage(display.size))  // flip to buffer 2
+            #expect(display.isBusy)
+            #expect(try waitForFrame(display, loop))
+            #expect(!display.isBusy)
+
+            display.shutdown()
+            display.shutdown()  // a second shutdown frees nothing again
+        }
+        #expect(card.trace(from: "drmModeSetCrtc(1)") == [
+            "drmModeSetCrtc(1)", "drmModePageFlip(2)", "drmHandleEvent",
+            "drmModeSetCrtc(console)",
+        ] + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func shutdownWithAFlipPendingWaitsForItBeforeFreeing() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(display.isBusy)
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmModePageFlip") == [
+            "drmModePageFlip(2)", "drmHandleEvent", "drmModeSetCrtc(console)",
+        ] + freed(2) + freed(1) + ["close"])
+    }
+
+    @Test func modeSetRefusedWhileAnotherProcessIsMasterSaysSo() throws {
+        let card = FakeDrmDevice()
+        card.fail("drmModeSetCrtc", with: EACCES)
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            #expect(e?.errno == .permissionDenied)
+            #expect(e.map { "\($0)".contains("not DRM master") } == true)
+            #expect(!display.isBusy)
+            // The next present tries again, and shows.
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            #expect(card.scannedOut == 101)
+            display.shutdown()
+        }
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func flipFailingWithENODEVIsReportedAndNothingLeaks() throws {
+        let card = FakeDrmDevice()
+        card.fail("drmModePageFlip", with: ENODEV)
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            #expect(e?.call == "drmModePageFlip" && e?.errno == .noDevice)
+            #expect(!display.isBusy)
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmModePageFlip") == [
+            "drmModePageFlip(2) = No such device", "drmModeSetCrtc(console)",
+        ] + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func takingTheDisplayBackWhileBusyFailsWithEBUSYAndCanBeRetried() throws {
+        let card = FakeDrmDevice()
+        card.fail("drmSetMaster", with: EBUSY)
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+
+            try display.release()
+            #expect(display.isReleased)
+            let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            #expect(refused?.errno == .notPermitted)
+
+            let busy = #expect(throws: SystemError.self) { try display.acquire() }
+            #expect(busy?.call == "drmSetMaster" && busy?.errno == .busy)
+            #expect(display.isReleased)
+
+            try display.acquire()
+            #expect(!display.isReleased)
+            // Taken back: a full mode set again, not a flip.
+            try display.present(shadow, damage: Damage(bounds: display.size))
+            #expect(try waitForFrame(display, loop))
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmDropMaster") == [
+            "drmDropMaster", "drmSetMaster = Device or resource busy", "drmSetMaster", "drmModeSetCrtc(1)",
+            "drmModeSetCrtc(console)",
+        ] + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+}

@@ -1,0 +1,262 @@
+import CDrm
+import Glibc
+import TouchlockDisplay
+import TouchlockSystem
+
+/// A KMS device in memory: one connected connector (Virtual-1, 64x48) on one encoder and
+/// one CRTC, dumb buffers backed by anonymous memory, page flips completed through an
+/// eventfd that stands in for the card's descriptor. It records every call in order and
+/// fails the calls a test names with the errno it names, as a real card would (after an
+/// unplug, while another process is DRM master, with a flip pending).
+final class FakeDrmDevice: @unchecked Sendable {
+    static let path = "/dev/dri/card0"
+    static let size = (width: 64, height: 48)
+    let connectorID: UInt32 = 31, encoderID: UInt32 = 41, crtcID: UInt32 = 51
+
+    /// Every call, in order: "drmModeAddFB(1)", "munmap(2)", "close"...
+    private(set) var trace: [String] = []
+    /// Descriptor of the open card (one end of a socket pair), -1 when closed.
+    private(set) var fd: Int32 = -1
+    /// The other end, where the "kernel" writes page-flip events.
+    private var eventWriter: Int32 = -1
+    /// Allocations handed out and not freed: resources, connectors, encoders, CRTCs,
+    /// dumb buffers, framebuffers and mappings.
+    private(set) var live: [String: Int] = [:]
+    private var failures: [String: (from: Int, through: Int, errno: Int32)] = [:]
+    private var calls: [String: Int] = [:]
+    private var nextHandle: UInt32 = 1
+    private var mappings: [UnsafeMutableRawPointer: (handle: UInt32, length: Int)] = [:]
+    private var pendingFlip: UnsafeMutableRawPointer?
+    /// What SetCrtc and PageFlip last put on screen.
+    private(set) var scannedOut: UInt32 = 0
+
+    private let connectorIDs: UnsafeMutablePointer<UInt32>
+    private let crtcIDs: UnsafeMutablePointer<UInt32>
+    private let encoderIDs: UnsafeMutablePointer<UInt32>
+    private let modes: UnsafeMutablePointer<drmModeModeInfo>
+
+    init() {
+        connectorIDs = .allocate(capacity: 1); connectorIDs.initialize(to: connectorID)
+        crtcIDs = .allocate(capacity: 1); crtcIDs.initialize(to: crtcID)
+        encoderIDs = .allocate(capacity: 1); encoderIDs.initialize(to: encoderID)
+        var mode = drmModeModeInfo()
+        mode.hdisplay = UInt16(Self.size.width)
+        mode.vdisplay = UInt16(Self.size.height)
+        mode.vrefresh = 60
+        mode.type = UInt32(DRM_MODE_TYPE_PREFERRED)
+        modes = .allocate(capacity: 1); modes.initialize(to: mode)
+    }
+
+    deinit {
+        connectorIDs.deallocate(); crtcIDs.deallocate(); encoderIDs.deallocate(); modes.deallocate()
+        if fd >= 0 { Glibc.close(fd) }
+        if eventWriter >= 0 { Glibc.close(eventWriter) }
+    }
+
+    /// Makes the `nth` call of `call` (1-based) and the `times - 1` after it fail with `errno`.
+    func fail(_ call: String, with errno: Int32, onCall nth: Int = 1, times: Int = 1) {
+        failures[call] = (nth, nth + times - 1, errno)
+    }
+
+    /// The trace from the first entry that starts with `prefix`.
+    func trace(from prefix: String) -> [String] {
+        guard let i = trace.lastIndex(where: { $0.hasPrefix(prefix) }) else { return [] }
+        return Array(trace[i...])
+    }
+
+    var outstanding: Int { live.values.reduce(0, +) }
+
+    /// Records `entry`; the errno the call must fail with, if it must.
+    private func enter(_ call: String, _ entry: String? = nil) -> Int32? {
+        calls[call, default: 0] += 1
+        if let f = failures[call], (f.from...f.through).contains(calls[call]!) {
+            trace.append("\(entry ?? call) = \(Errno(rawValue: f.errno))")
+            errno = f.errno
+            return f.errno
+        }
+        trace.append(entry ?? call)
+        return nil
+    }
+
+    private func acquired(_ kind: String) { live[kind, default: 0] += 1 }
+    private func released(_ kind: String) {
+        live[kind, default: 0] -= 1
+        precondition(live[kind]! >= 0, "\(kind) freed twice")
+    }
+
+    // MARK: the tables
+
+    var systemCalls: SystemCalls {
+        var s = SystemCalls.real
+        s.open = { path, flags, mode in
+            guard String(cString: path) == Self.path else { return Glibc.open(path, flags, mode) }
+            if let e = self.enter("open") { errno = e; return -1 }
+            var pair: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else { return -1 }
+            self.fd = pair[0]
+            self.eventWriter = pair[1]
+            return pair[0]
+        }
+        s.close = { fd in
+            if fd == self.fd && fd >= 0 {
+                _ = self.enter("close")
+                self.fd = -1
+            }
+            return Glibc.close(fd)
+        }
+        s.mmap = { length, fd, offset in
+            let handle = UInt32(offset >> 12)
+            if let e = self.enter("mmap", "mmap(\(handle))") { errno = e; return MAP_FAILED }
+            let p = Glibc.mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
+            self.mappings[p] = (handle, length)
+            self.acquired("mapping")
+            return p
+        }
+        s.munmap = { p, length in
+            let m = self.mappings.removeValue(forKey: p!)!
+            precondition(m.length == length, "munmap of \(length) bytes, mapped \(m.length)")
+            _ = self.enter("munmap", "munmap(\(m.handle))")
+            self.released("mapping")
+            return Glibc.munmap(p, length)
+        }
+        return s
+    }
+
+    var drmCalls: DrmCalls {
+        var d = DrmCalls.real
+        d.getCap = { _, _, value in
+            if let e = self.enter("drmGetCap") { errno = e; return -1 }
+            value.pointee = 1
+            return 0
+        }
+        d.isMaster = { _ in 1 }
+        d.setMaster = { _ in
+            if let e = self.enter("drmSetMaster") { errno = e; return -1 }
+            return 0
+        }
+        d.dropMaster = { _ in
+            if let e = self.enter("drmDropMaster") { errno = e; return -1 }
+            return 0
+        }
+        d.getResources = { _ in
+            if let e = self.enter("drmModeGetResources") { errno = e; return nil }
+            var r = drmModeRes()
+            r.count_crtcs = 1; r.crtcs = self.crtcIDs
+            r.count_connectors = 1; r.connectors = self.connectorIDs
+            r.count_encoders = 1; r.encoders = self.encoderIDs
+            let p = UnsafeMutablePointer<drmModeRes>.allocate(capacity: 1)
+            p.initialize(to: r)
+            self.acquired("resources")
+            return p
+        }
+        d.freeResources = { p in self.released("resources"); p.deallocate() }
+        d.getConnector = { _, id in
+            guard id == self.connectorID else { errno = ENOENT; return nil }
+            if let e = self.enter("drmModeGetConnector") { errno = e; return nil }
+            var c = drmModeConnector()
+            c.connector_id = id
+            c.encoder_id = self.encoderID
+            c.connector_type = UInt32(DRM_MODE_CONNECTOR_VIRTUAL)
+            c.connector_type_id = 1
+            c.connection = DRM_MODE_CONNECTED
+            c.mmWidth = 100; c.mmHeight = 75
+            c.count_modes = 1; c.modes = self.modes
+            c.count_encoders = 1; c.encoders = self.encoderIDs
+            let p = UnsafeMutablePointer<drmModeConnector>.allocate(capacity: 1)
+            p.initialize(to: c)
+            self.acquired("connector")
+            return p
+        }
+        d.freeConnector = { p in self.released("connector"); p.deallocate() }
+        d.getEncoder = { _, id in
+            guard id == self.encoderID else { errno = ENOENT; return nil }
+            var e = drmModeEncoder()
+            e.encoder_id = id
+            e.crtc_id = self.crtcID
+            e.possible_crtcs = 1
+            let p = UnsafeMutablePointer<drmModeEncoder>.allocate(capacity: 1)
+            p.initialize(to: e)
+            self.acquired("encoder")
+            return p
+        }
+        d.freeEncoder = { p in self.released("encoder"); p.deallocate() }
+        d.getCrtc = { _, id in
+            var c = drmModeCrtc()
+            c.crtc_id = id
+            c.buffer_id = 7  // the console's framebuffer, restored at shutdown
+            c.mode_valid = 1
+            c.mode = self.modes.pointee
+            let p = UnsafeMutablePointer<drmModeCrtc>.allocate(capacity: 1)
+            p.initialize(to: c)
+            self.acquired("crtc")
+            return p
+        }
+        d.freeCrtc = { p in self.released("crtc"); p.deallocate() }
+        d.createDumbBuffer = { _, width, height, bpp, handle, pitch, size in
+            let h = self.nextHandle
+            if let e = self.enter("drmModeCreateDumbBuffer", "drmModeCreateDumbBuffer(\(h))") { errno = e; return -e }
+            self.nextHandle += 1
+            handle.pointee = h
+            pitch.pointee = width * bpp / 8
+            size.pointee = UInt64(width * bpp / 8 * height)
+            self.acquired("dumb")
+            return 0
+        }
+        d.addFB = { _, _, _, depth, bpp, _, handle, fbID in
+            precondition(depth == 24 && bpp == 32)
+            if let e = self.enter("drmModeAddFB", "drmModeAddFB(\(handle))") { errno = e; return -e }
+            fbID.pointee = 100 + handle
+            self.acquired("fb")
+            return 0
+        }
+        d.mapDumbBuffer = { _, handle, offset in
+            if let e = self.enter("drmModeMapDumbBuffer", "drmModeMapDumbBuffer(\(handle))") { errno = e; return -e }
+            offset.pointee = UInt64(handle) << 12
+            return 0
+        }
+        d.rmFB = { _, fbID in
+            _ = self.enter("drmModeRmFB", "drmModeRmFB(\(fbID - 100))")
+            self.released("fb")
+            return 0
+        }
+        d.destroyDumbBuffer = { _, handle in
+            _ = self.enter("drmModeDestroyDumbBuffer", "drmModeDestroyDumbBuffer(\(handle))")
+            self.released("dumb")
+            return 0
+        }
+        d.setCrtc = { _, crtc, fbID, _, _, _, _, _ in
+            precondition(crtc == self.crtcID)
+            let what = fbID > 100 ? "\(fbID - 100)" : "console"
+            if let e = self.enter("drmModeSetCrtc", "drmModeSetCrtc(\(what))") { errno = e; return -e }
+            self.scannedOut = fbID
+            return 0
+        }
+        d.pageFlip = { fd, _, fbID, _, userData in
+            if self.pendingFlip != nil { _ = self.enter("drmModePageFlip"); errno = EBUSY; return -EBUSY }
+            if let e = self.enter("drmModePageFlip", "drmModePageFlip(\(fbID - 100))") { errno = e; return -e }
+            self.pendingFlip = userData
+            self.scannedOut = fbID
+            var one: UInt64 = 1
+            _ = Glibc.write(self.eventWriter, &one, 8)  // the vblank arrives: the card turns readable
+            return 0
+        }
+        d.handleEvent = { fd, context in
+            var count: UInt64 = 0
+            guard Glibc.read(fd, &count, 8) == 8 else { return -1 }
+            _ = self.enter("drmHandleEvent")
+            if let userData = self.pendingFlip {
+                self.pendingFlip = nil
+                context.pointee.page_flip_handler?(fd, 1, 0, 0, userData)
+            }
+            return 0
+        }
+        return d
+    }
+
+    /// Runs `body` with this device in place of the kernel's.
+    func run<R>(_ body: () throws -> R) rethrows -> R {
+        try SystemCalls.$current.withValue(systemCalls) {
+            try DrmCalls.$current.withValue(drmCalls) { try body() }
+        }
+    }
+}
