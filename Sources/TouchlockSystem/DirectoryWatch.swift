@@ -41,16 +41,15 @@ public final class DirectoryWatch {
     private func readable() {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n: Int
-            do {
-                n = try SystemCall.check("read", "inotify \(directory)") {
-                    buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                }
-            } catch {
-                if error.errno != .wouldBlock { Log.error("\(error)") }
-                return
+            let result = buffer.withUnsafeMutableBytes { b in
+                Result { () throws(SystemError) in try IO.read(fd, into: b, "inotify \(directory)") }
             }
-            if n == 0 { return }
+            let n: Int
+            switch result {
+            case .success(.bytes(let count)): n = count
+            case .success(.wouldBlock), .success(.endOfFile): return
+            case .failure(let error): Log.error("\(error)"); return
+            }
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= n {

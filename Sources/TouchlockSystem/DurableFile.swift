@@ -13,13 +13,7 @@ public enum DurableFile {
         let fd = try SystemCall.check("open", temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
         do throws(SystemError) {
             try SystemCall.check("fchmod", temp) { fchmod(fd, mode) }
-            var offset = 0
-            while offset < bytes.count {
-                let n = try SystemCall.check("write", temp) {
-                    bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                }
-                offset += n
-            }
+            try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try IO.writeAll(fd, b, temp) } }.get()
             try SystemCall.check("fsync", temp) { fsync(fd) }
             let r = close(fd)
             if r != 0 { throw SystemError("close", .current, temp) }

@@ -4,13 +4,12 @@ import Glibc
 public enum FileContents {
     /// The bytes of `path`, at most `limit` of them (a larger file is an error: EFBIG).
     public static func bytes(_ path: String, limit: Int = 64 << 20) throws(SystemError) -> [UInt8] {
-        let fd = try SystemCall.check("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
-        defer { close(fd) }
+        let file = try FileDescriptor.open(path, O_RDONLY)
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = try SystemCall.check("read", path) { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
-            if n == 0 { return out }
+            let r = try buf.withUnsafeMutableBytes { b in Result { () throws(SystemError) in try file.read(into: b, path) } }.get()
+            guard case .bytes(let n) = r else { return out }  // end of file (a regular file never blocks)
             out.append(contentsOf: buf[0..<n])
             if out.count > limit { throw SystemError("read", Errno(rawValue: EFBIG), path) }
         }
