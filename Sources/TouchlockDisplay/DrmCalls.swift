@@ -33,6 +33,11 @@ public struct DrmCalls: Sendable {
     public var pageFlip: @Sendable (_ fd: Int32, _ crtc: UInt32, _ fbID: UInt32, _ flags: UInt32,
                                     _ userData: UnsafeMutableRawPointer?) -> Int32
     public var handleEvent: @Sendable (_ fd: Int32, _ context: UnsafeMutablePointer<drmEventContext>) -> Int32
+    public var getObjectProperties: @Sendable (_ fd: Int32, _ id: UInt32, _ type: UInt32) -> drmModeObjectPropertiesPtr?
+    public var freeObjectProperties: @Sendable (drmModeObjectPropertiesPtr) -> Void
+    public var getProperty: @Sendable (_ fd: Int32, _ id: UInt32) -> drmModePropertyPtr?
+    public var freeProperty: @Sendable (drmModePropertyPtr) -> Void
+    public var connectorSetProperty: @Sendable (_ fd: Int32, _ connector: UInt32, _ property: UInt32, _ value: UInt64) -> Int32
 
     @usableFromInline init(
         getCap: @escaping @Sendable (Int32, UInt64, UnsafeMutablePointer<UInt64>) -> Int32,
@@ -60,7 +65,12 @@ public struct DrmCalls: Sendable {
                                    UnsafeMutablePointer<drmModeModeInfo>?) -> Int32,
         pageFlip: @escaping @Sendable (Int32, UInt32, UInt32, UInt32,
                                     UnsafeMutableRawPointer?) -> Int32,
-        handleEvent: @escaping @Sendable (Int32, UnsafeMutablePointer<drmEventContext>) -> Int32
+        handleEvent: @escaping @Sendable (Int32, UnsafeMutablePointer<drmEventContext>) -> Int32,
+        getObjectProperties: @escaping @Sendable (Int32, UInt32, UInt32) -> drmModeObjectPropertiesPtr?,
+        freeObjectProperties: @escaping @Sendable (drmModeObjectPropertiesPtr) -> Void,
+        getProperty: @escaping @Sendable (Int32, UInt32) -> drmModePropertyPtr?,
+        freeProperty: @escaping @Sendable (drmModePropertyPtr) -> Void,
+        connectorSetProperty: @escaping @Sendable (Int32, UInt32, UInt32, UInt64) -> Int32
     ) {
         self.getCap = getCap
         self.isMaster = isMaster
@@ -82,6 +92,11 @@ public struct DrmCalls: Sendable {
         self.setCrtc = setCrtc
         self.pageFlip = pageFlip
         self.handleEvent = handleEvent
+        self.getObjectProperties = getObjectProperties
+        self.freeObjectProperties = freeObjectProperties
+        self.getProperty = getProperty
+        self.freeProperty = freeProperty
+        self.connectorSetProperty = connectorSetProperty
     }
 
     /// libdrm.
@@ -106,7 +121,12 @@ public struct DrmCalls: Sendable {
             destroyDumbBuffer: { drmModeDestroyDumbBuffer($0, $1) },
             setCrtc: { drmModeSetCrtc($0, $1, $2, $3, $4, $5, $6, $7) },
             pageFlip: { drmModePageFlip($0, $1, $2, $3, $4) },
-            handleEvent: { drmHandleEvent($0, $1) })
+            handleEvent: { drmHandleEvent($0, $1) },
+            getObjectProperties: { drmModeObjectGetProperties($0, $1, $2) },
+            freeObjectProperties: { drmModeFreeObjectProperties($0) },
+            getProperty: { drmModeGetProperty($0, $1) },
+            freeProperty: { drmModeFreeProperty($0) },
+            connectorSetProperty: { drmModeConnectorSetProperty($0, $1, $2, $3) })
     }
 
     #if ENABLE_MOCKING

@@ -288,20 +288,21 @@ public final class DrmDisplay: Display {
     /// control every KMS driver has); the CRTC keeps its mode and buffers.
     public func setPowered(_ on: Bool) throws(SystemError) {
         guard !isReleased, !isShutDown else { return }
+        let drm = DrmCalls.current
         let props = try SystemCall.checkPointer("drmModeObjectGetProperties", "\(connectorName)") {
-            drmModeObjectGetProperties(fd, connectorID, UInt32(DRM_MODE_OBJECT_CONNECTOR))
+            drm.getObjectProperties(fd, connectorID, UInt32(DRM_MODE_OBJECT_CONNECTOR))
         }
-        defer { drmModeFreeObjectProperties(props) }
+        defer { drm.freeObjectProperties(props) }
         var dpms: UInt32?
         for i in 0..<Int(props.pointee.count_props) {
-            guard let p = drmModeGetProperty(fd, props.pointee.props[i]) else { continue }
-            defer { drmModeFreeProperty(p) }
+            guard let p = drm.getProperty(fd, props.pointee.props[i]) else { continue }
+            defer { drm.freeProperty(p) }
             let name = withUnsafeBytes(of: p.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             if name == "DPMS" { dpms = p.pointee.prop_id }
         }
         guard let dpms else { throw SystemError("setPowered", Errno(rawValue: ENOTSUP), "\(connectorName) has no DPMS property") }
         let value = UInt64(on ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
-        try masterCall("drmModeConnectorSetProperty") { drmModeConnectorSetProperty(fd, connectorID, dpms, value) }
+        try masterCall("drmModeConnectorSetProperty") { drm.connectorSetProperty(fd, connectorID, dpms, value) }
         Log.info("drm: \(connectorName) \(on ? "on" : "off (blank)")")
     }
 

@@ -202,4 +202,22 @@ struct DrmDisplaySeamTests {
         ] + freed(2) + freed(1) + ["close"])
         #expect(card.outstanding == 0)
     }
+
+    @Test func blankingFindsTheDPMSPropertyAndALostMasterIsAClearError() throws {
+        let card = FakeDrmDevice()
+        card.fail("drmModeConnectorSetProperty", with: EACCES, onCall: 2)
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            try display.setPowered(false)
+            let e = #expect(throws: SystemError.self) { try display.setPowered(true) }
+            #expect(e?.errno == .permissionDenied)
+            #expect(e.map { "\($0)".contains("not DRM master") } == true)
+            display.shutdown()
+        }
+        #expect(card.trace.filter { $0.hasPrefix("drmModeConnectorSetProperty") } == [
+            "drmModeConnectorSetProperty(DPMS off)", "drmModeConnectorSetProperty(DPMS on) = Permission denied",
+        ])
+        #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
+    }
 }

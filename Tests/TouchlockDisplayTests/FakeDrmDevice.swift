@@ -250,6 +250,41 @@ final class FakeDrmDevice: @unchecked Sendable {
             }
             return 0
         }
+        d.getObjectProperties = { _, id, _ in
+            guard id == self.connectorID else { errno = ENOENT; return nil }
+            if let e = self.enter("drmModeObjectGetProperties") { errno = e; return nil }
+            let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: 2)
+            ids[0] = 60; ids[1] = 61  // EDID, DPMS
+            var o = drmModeObjectProperties()
+            o.count_props = 2
+            o.props = ids
+            let p = UnsafeMutablePointer<drmModeObjectProperties>.allocate(capacity: 1)
+            p.initialize(to: o)
+            self.acquired("properties")
+            return p
+        }
+        d.freeObjectProperties = { p in
+            self.released("properties")
+            p.pointee.props.deallocate()
+            p.deallocate()
+        }
+        d.getProperty = { _, id in
+            var r = drmModePropertyRes()
+            r.prop_id = id
+            let name = Array((id == 61 ? "DPMS" : "EDID").utf8)
+            withUnsafeMutableBytes(of: &r.name) { $0.copyBytes(from: name) }
+            let p = UnsafeMutablePointer<drmModePropertyRes>.allocate(capacity: 1)
+            p.initialize(to: r)
+            self.acquired("property")
+            return p
+        }
+        d.freeProperty = { p in self.released("property"); p.deallocate() }
+        d.connectorSetProperty = { _, connector, property, value in
+            precondition(connector == self.connectorID)
+            let what = property == 61 ? (value == UInt64(DRM_MODE_DPMS_OFF) ? "DPMS off" : "DPMS on") : "property \(property)"
+            if let e = self.enter("drmModeConnectorSetProperty", "drmModeConnectorSetProperty(\(what))") { errno = e; return -e }
+            return 0
+        }
         return d
     }
 
