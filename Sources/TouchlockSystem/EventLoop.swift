@@ -172,7 +172,7 @@ public final class EventLoop {
 
     private func timerReadable() {
         var expirations: UInt64 = 0
-        _ = read(timerfd, &expirations, 8)
+        _ = try? withUnsafeMutableBytes(of: &expirations) { b throws(SystemError) in try IO.read(timerfd, into: b, "timerfd") }
         armed = nil
         let now = Self.now()
         while let (id, t) = timers.filter({ $0.value.deadline <= now }).min(by: { $0.value.deadline < $1.value.deadline }) {
@@ -184,7 +184,8 @@ public final class EventLoop {
 
     private func signalReadable() {
         var info = signalfd_siginfo()
-        while read(signalfd, &info, MemoryLayout<signalfd_siginfo>.size) == MemoryLayout<signalfd_siginfo>.size {
+        while (try? withUnsafeMutableBytes(of: &info) { b throws(SystemError) in try IO.read(signalfd, into: b, "signalfd") })
+                == .bytes(MemoryLayout<signalfd_siginfo>.size) {
             if let handler = signalHandlers[Int32(info.ssi_signo)] {
                 handler()
                 continue
