@@ -84,9 +84,9 @@ private extension String {
             #expect(buffer.count == 0)
             #expect(buffer.withUnsafeBytes { $0.count } == 0)
         }
-        // Gone with its pages once released.
-        let after = mapping(containing: address)
-        #expect(after == nil || after?.flags.contains("lo") == false || after?.flags.contains("dd") == false)
+        // Once released its pages are unmapped; that is not checked here, since tests
+        // running at the same time may map a buffer of their own at the same address.
+        _ = address
     }
 
     @Test func hashingAndCheckingFromALockedBufferMatchTheArrayForm() throws {
