@@ -23,16 +23,7 @@ func readSecretLine(prompt: String) -> [UInt8]? {
             writeError("\n")
         }
     }
-    var line = [UInt8]()
-    var byte: UInt8 = 0
-    while true {
-        let n = read(0, &byte, 1)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return line.isEmpty ? nil : line }
-        if byte == UInt8(ascii: "\n") { return line }
-        if byte != UInt8(ascii: "\r") { line.append(byte) }
-        if line.count > 1024 { SecretHash.wipe(&line); return nil }
-    }
+    return StandardStreams.readLine(limit: 1024)
 }
 
 /// `touchlockctl enroll pattern|code [--duress]`, `enroll --remove METHOD`,

@@ -11,13 +11,7 @@ enum Exit {
 }
 
 func writeError(_ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
+    StandardStreams.errorText(text)
 }
 
 func fail(_ message: String, _ code: Int32 = Exit.failure) -> Never {

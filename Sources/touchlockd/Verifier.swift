@@ -149,19 +149,25 @@ final class Verifier {
         guard let child else { return }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = recv(child.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-            if n > 0 {
+            let r: IOResult
+            do {
+                r = try buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                    try IO.receive(child.fd, into: b, flags: Int32(MSG_DONTWAIT), "the verifier")
+                }
+            } catch {
+                Log.error("verifier: \(error)")
+                break
+            }
+            if case .wouldBlock = r { return }
+            guard case .bytes(let n) = r else { break }  // end of stream: the child is gone
+            do {
                 guard let reply = VerifierReply.decode(Array(buffer[0..<n])), let p = pending.removeValue(forKey: reply.id) else {
                     Log.bug("verifier: an answer that matches no request (\(n) bytes)")
                     continue
                 }
                 p.request.wipe()
                 p.done(reply)
-                continue
             }
-            if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            // 0 (the child closed its end) or an error: it is gone.
-            break
         }
         loop.unregister(child.fd)
         close(child.fd)
@@ -206,14 +212,15 @@ func runVerifierChild() -> Never {
     // Requests carry secrets: they are received into locked pages (never swapped).
     guard let buffer = try? SecretBuffer(capacity: 4096) else { exit(2) }
     while true {
-        let n = buffer.withUnsafeMutableStorage { recv(3, $0.baseAddress, $0.count, 0) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { exit(0) }
+        let r = try? buffer.withUnsafeMutableStorage { b throws(SystemError) in
+            try IO.receive(3, into: UnsafeMutableRawBufferPointer(b), "the daemon")
+        }
+        guard case .bytes(let n)? = r, n > 0 else { exit(0) }
         let request = buffer.withUnsafeMutableStorage { VerifierRequest.decode(Array($0.prefix(n))) }
         buffer.wipe()
         guard let request else { exit(2) }  // only the daemon writes here
         var reply = serve(request, digester: digester).encoded()
-        _ = Glibc.send(3, reply, reply.count, Int32(MSG_NOSIGNAL))
+        _ = try? reply.withUnsafeBytes { b throws(SystemError) in try IO.send(3, from: b, "the daemon") }
         SecretHash.wipe(&reply)
     }
 }
