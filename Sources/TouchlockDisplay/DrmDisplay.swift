@@ -362,7 +362,9 @@ public final class DrmDisplay: Display {
         }
         isBusy = false
 
-        if modeSet, var s = savedCrtc {
+        // Only what we still own is restored: after a hand-over (master dropped, or never
+        // taken from the kiosk) the CRTC is the kiosk's, and it repaints it itself.
+        if modeSet, !isReleased, drm.isMaster(fd) != 0, var s = savedCrtc {
             let r: Int32
             if s.buffer_id != 0 && s.mode_valid != 0 {
                 r = drm.setCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)

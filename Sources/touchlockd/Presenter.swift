@@ -42,6 +42,11 @@ final class Presenter {
     /// flip's completion; the next loop turn when headless).
     private(set) var eventToShown = LatencyEstimator()
     private(set) var framesPresented = 0
+    /// When the frame in flight was submitted.
+    private var submittedAt: Instant?
+    /// A frame in flight longer than this is a stuck display (a page flip that never
+    /// completes).
+    static let flipTimeout = Interval.milliseconds(1000)
 
     /// `shown`: the display is ours from the start; else nothing is shown before `take`
     /// (a VT switch brings it).
@@ -140,6 +145,7 @@ final class Presenter {
         }
         unpresented.removeAll()
         framesPresented += 1
+        submittedAt = EventLoop.now()
         if let t = pendingEventTime {
             eventToSubmit.record(EventLoop.now() - t)
             inFlightEventTime = t
@@ -176,7 +182,15 @@ final class Presenter {
         return false
     }
 
+    /// Why the screen is stuck at `now` (a frame submitted and never shown), or nil while
+    /// frames complete or nothing needs drawing.
+    func stuck(at now: Instant) -> String? {
+        guard display.isBusy, let t = submittedAt, now - t > Self.flipTimeout else { return nil }
+        return "a frame submitted \((now - t).milliseconds) ms ago is not shown yet (the page flip did not complete)"
+    }
+
     private func frameComplete(at t: Instant) {
+        submittedAt = nil
         if let e = inFlightEventTime {
             eventToShown.record(t - e)
             inFlightEventTime = nil

@@ -63,12 +63,21 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
 
 /// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
 /// period: a loop that hangs stops sending and systemd restarts the daemon.
-func startWatchdog(_ loop: EventLoop) {
+/// WATCHDOG=1 goes out only while frames complete (`stuck` says why not): a daemon whose
+/// screen is stuck is restarted by systemd like one whose loop hangs.
+func startWatchdog(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
     guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int64(text), usec > 0 else { return }
     if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(pid) != getpid() { return }
     let period = Interval(microseconds: usec / 2)
+    var told = false
     func beat(_ now: Instant) {
-        ServiceNotify.send("WATCHDOG=1")
+        if let why = stuck(now) {
+            if !told { Log.error("watchdog: not sent: \(why)") }
+            told = true
+        } else {
+            told = false
+            ServiceNotify.send("WATCHDOG=1")
+        }
         loop.schedule(at: now + period, beat)
     }
     Log.info("watchdog: every \(period.milliseconds) ms")
@@ -175,7 +184,7 @@ func main() {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
 
-    startWatchdog(loop)
+    startWatchdog(loop) { now in daemon.presenter.stuck(at: now) }
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
     control.close()

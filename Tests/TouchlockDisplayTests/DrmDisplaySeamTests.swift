@@ -203,6 +203,24 @@ struct DrmDisplaySeamTests {
         #expect(card.outstanding == 0)
     }
 
+    @Test func shutdownAfterAHandOverLeavesTheKiosksCrtcAlone() throws {
+        // After an unlock the display is handed over (master dropped): the CRTC is the
+        // kiosk's now, and restoring the one saved at start would fail (EACCES) or, worse,
+        // put an old picture back.
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            try display.release()
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmDropMaster") == ["drmDropMaster"] + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+
     @Test func blankingFindsTheDPMSPropertyAndALostMasterIsAClearError() throws {
         let card = FakeDrmDevice()
         card.fail("drmModeConnectorSetProperty", with: EACCES, onCall: 2)
