@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"]),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"]),
         // One command-line convention for both binaries: options, help, usage errors.
-        .target(name: "TouchlockCommandLine"),
+        .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem"]),
         // The config files, in their order, parsed with libinih.
         .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"]),
 

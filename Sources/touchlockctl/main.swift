@@ -19,16 +19,6 @@ func fail(_ message: String, _ code: Int32 = Exit.failure) -> Never {
     exit(code)
 }
 
-extension EarlyExit {
-    /// Prints the help, the version or the usage error, and exits.
-    func finish() -> Never {
-        var text = text
-        if text.hasSuffix("\n") { text.removeLast() }
-        if toStandardOutput { StandardStreams.output(text) } else { StandardStreams.error(text) }
-        exit(status)
-    }
-}
-
 func getenvString(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
 }

@@ -1,10 +1,9 @@
 import Glibc
-import TouchlockCommandLine
 import TouchlockSystem
 
 extension EarlyExit {
     /// Prints the help, the version or the usage error, and exits.
-    func finish() -> Never {
+    public func finish() -> Never {
         var text = text
         if text.hasSuffix("\n") { text.removeLast() }
         if toStandardOutput { StandardStreams.output(text) } else { StandardStreams.error(text) }
