@@ -31,21 +31,8 @@ udev:/bin/udevadm
 libinput-bin:/lib/udev/libinput-device-group
 libinput10:/usr/share/libinput
 xkb-data:/usr/share/X11/xkb/rules/evdev"
-missing=""
-for entry in $NEEDED; do
-    pkg=${entry%%:*}; file=${entry#*:}
-    if [ ! -e "$file" ] || ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
-        missing="$missing $pkg"
-    fi
-done
-if [ -n "$missing" ]; then
-    echo "prepare-kiosk: installing$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    # Other builds on the machine may hold the dpkg lock for a while: wait for it.
-    APT="apt-get -o DPkg::Lock::Timeout=600"
-    as_root $APT install -y --no-install-recommends $missing \
-        || { as_root $APT update && as_root $APT install -y --no-install-recommends $missing; }
-fi
+# shellcheck disable=SC2086
+"$ROOT/scripts/install-packages" prepare-kiosk $NEEDED
 
 # --- kernel modules ------------------------------------------------------------------
 KVER=$(cat "$CACHE/kernel.version")

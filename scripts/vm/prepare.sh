@@ -27,20 +27,8 @@ gcc:/usr/bin/gcc
 python3:/usr/bin/python3
 fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 pkg-config:/usr/bin/pkg-config"
-missing=""
-for entry in $NEEDED; do
-    pkg=${entry%%:*}; file=${entry#*:}
-    if [ ! -e "$file" ] || ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed'; then
-        missing="$missing $pkg"
-    fi
-done
-if [ -n "$missing" ]; then
-    echo "prepare: installing$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    # Update the package lists only when installing from them fails.
-    as_root apt-get install -y --no-install-recommends $missing \
-        || { as_root apt-get update && as_root apt-get install -y --no-install-recommends $missing; }
-fi
+# shellcheck disable=SC2086
+"$ROOT/scripts/install-packages" prepare $NEEDED
 
 # --- the kernel ---------------------------------------------------------------------
 KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1)
