@@ -16,28 +16,18 @@ SMOKE=0
 for a in "$@"; do [ "$a" = "--smoke" ] && SMOKE=1; done
 
 "$ROOT/scripts/vm/prepare.sh"
-mkdir -p "$CACHE/bin"
-
-PROGRAMS=""
+BUILD_DAEMON=$((1 - SMOKE))
+. "$ROOT/scripts/vm/guest-programs.sh"
 CTL=""
-if [ "$SMOKE" -eq 0 ]; then
-    cd "$ROOT"
-    for product in touchlockd touchlockctl; do
-        swift build -c release --static-swift-stdlib --product "$product"
-    done
-    BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
-    PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
-    CTL="--ctl $BIN/touchlockctl"
-fi
+[ -z "$BIN" ] || CTL="--ctl $BIN/touchlockctl"
 
-gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
 # Real panel descriptions for the uinput clones (protocol A, single touch, 60 slots).
 DATA=""
 for d in ntrig-dell-xt2-protocol-a.desc elo-2700-intellitouch-singletouch.desc 3m-microtouch-0596-0502-22in.desc; do
     DATA="$DATA --data $ROOT/Tests/TouchlockInputTests/Fixtures/$d=/usr/share/touchlock-test/$d"
 done
 python3 "$ROOT/scripts/vm/build-initramfs.py" --modules "$CACHE/modules" --out "$CACHE/initrd.cpio" \
-    $DATA $PROGRAMS "$CACHE/bin/touchinject"
+    $DATA $PROGRAMS
 
 exec python3 "$ROOT/Tests/VM/run_e2e.py" --vmlinux "$CACHE/vmlinux" --initrd "$CACHE/initrd.cpio" \
     --out "$CACHE/out" $CTL "$@"

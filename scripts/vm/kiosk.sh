@@ -17,23 +17,13 @@ STAND=0
 for a in "$@"; do [ "$a" = "--stand" ] && STAND=1; done
 
 "$ROOT/scripts/vm/prepare-kiosk.sh"
-mkdir -p "$CACHE/bin"
-
-PROGRAMS=""
+BUILD_DAEMON=$((1 - STAND))
+. "$ROOT/scripts/vm/guest-programs.sh"
 DAEMON=""
-if [ "$STAND" -eq 0 ]; then
-    cd "$ROOT"
-    for product in touchlockd touchlockctl; do
-        swift build -c release --static-swift-stdlib --product "$product"
-    done
-    BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
-    PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
-    DAEMON="--daemon $BIN/touchlockd --ctl $BIN/touchlockctl"
-fi
+[ -z "$BIN" ] || DAEMON="--daemon $BIN/touchlockd --ctl $BIN/touchlockctl"
 
-gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
 python3 "$ROOT/scripts/vm/build-initramfs.py" --kiosk --modules "$CACHE/modules-kiosk" \
-    --out "$CACHE/initrd-kiosk.cpio" $PROGRAMS "$CACHE/bin/touchinject"
+    --out "$CACHE/initrd-kiosk.cpio" $PROGRAMS
 
 exec python3 "$ROOT/Tests/VM/run_kiosk.py" --vmlinux "$CACHE/vmlinux" --initrd "$CACHE/initrd-kiosk.cpio" \
     --out "$CACHE/out-kiosk" $DAEMON "$@"

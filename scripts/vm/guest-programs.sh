@@ -1,0 +1,17 @@
+# Sourced by scripts/vm/e2e.sh and kiosk.sh (after ROOT and CACHE are set): builds what
+# the guest runs. With BUILD_DAEMON=1 the release binaries (Swift runtime linked in
+# statically) are built and BIN names their folder; the uinput injector is always built.
+# PROGRAMS lists the files to put in the guest image.
+PROGRAMS=""
+BIN=""
+if [ "${BUILD_DAEMON:-1}" -eq 1 ]; then
+    (cd "$ROOT" && for product in touchlockd touchlockctl; do
+        swift build -c release --static-swift-stdlib --product "$product"
+    done)
+    BIN=$(cd "$ROOT" && swift build -c release --static-swift-stdlib --show-bin-path)
+    PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
+fi
+mkdir -p "$CACHE/bin"
+# shellcheck disable=SC2046
+gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
+PROGRAMS="$PROGRAMS $CACHE/bin/touchinject"
