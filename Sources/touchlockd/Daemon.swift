@@ -88,7 +88,7 @@ final class Daemon {
             ServiceNotify.send("READY=1\nSTATUS=locked")
         }
         if let terminal {
-            terminal.onShown = { [unowned self] in self.terminalShown() }
+            terminal.onShown = { [unowned self] in self.displayReady() }
             terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
             terminal.onHandedBack = { Log.info("VT hand-off: the kiosk's VT is shown again") }
             // DRM master is dropped first: the kiosk cannot take it back while we hold it.
@@ -138,16 +138,18 @@ final class Daemon {
 
     // MARK: the VT hand-off
 
-    /// Our VT is on screen: DRM master is ours to take.
-    private func terminalShown() {
+    /// The display can be taken now (our VT is on screen, or there is no VT to switch):
+    /// DRM master, then a full redraw; the lock screen is told for what it asked.
+    private func displayReady() {
         let purpose = awaiting
         awaiting = .nothing
         do {
             try presenter.take()
         } catch {
-            Log.error("VT \(terminal?.number ?? 0) is shown but the display cannot be taken: \(error); giving the VT back")
+            Log.warning("cannot take the display: \(error)")
             displayFailed("\(error)", purpose)
-            terminal?.handBack()
+            // Our VT stays no longer than the display it was shown for.
+            if presenter.isReleased { terminal?.handBack() }
             return
         }
         displayFailure = nil
@@ -173,7 +175,7 @@ final class Daemon {
 
     /// Answers the `lock` requests once no switch is under way.
     private func answerLockRequests() {
-        guard awaiting == .nothing else { return }
+        guard awaiting == .nothing, !lockReplies.isEmpty else { return }
         if case .taking = lock.hold { return }
         let replies = lockReplies
         lockReplies = []
@@ -230,21 +232,13 @@ final class Daemon {
             case .redraw:
                 presenter.redraw(after: eventTime)
             case .takeDisplay:
+                awaiting = .lockScreen
                 if let terminal, presenter.isReleased {
-                    // Our VT first: its owner drops master; `terminalShown` goes on.
-                    awaiting = .lockScreen
+                    // Our VT first: its owner drops master; `displayReady` goes on.
                     terminal.show()
-                    continue
+                } else {
+                    displayReady()
                 }
-                do {
-                    try presenter.take()
-                } catch {
-                    Log.warning("cannot take the display back: \(error)")
-                    displayRefusal = "\(error)"
-                    perform(lock.displayRefused("\(error)", at: EventLoop.now()))
-                    continue
-                }
-                perform(lock.displayTaken(at: EventLoop.now()))
             case .releaseDisplay:
                 if !options.once { presenter.releaseWhenShown() }
             case .blankDisplay:
@@ -358,6 +352,7 @@ final class Daemon {
     /// A client asked to lock the device again; `done` is called once the lock screen is
     /// on the display, or with why it cannot be.
     func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
+        if lockReplies.isEmpty { displayRefusal = nil }
         lockReplies.append(done)
         if awaiting == .nothing, lock.hold == .held, presenter.isReleased, let terminal {
             // Locked, but the lock screen never made it to the display: try again.
