@@ -395,8 +395,7 @@ public struct LockScreen: Sendable {
                 out.append(.redraw)
                 continue
             }
-            if t.phase == .began, let d = driver, let p = down[d], ScreenTouch(id: d, phase: .moved, point: p).panel != t.panel,
-               !driverHasDrawn {
+            if t.phase == .began, let d = driver, let p = down[d], d / ScreenTouch.panelStride != t.panel, !driverHasDrawn {
                 // A contact resting on another panel (a palm, a stuck IR frame) gives way
                 // to a finger on this one: it is lifted for the pad and ignored from here.
                 Log.debug("lock screen: touch \(d) on panel \(d / ScreenTouch.panelStride) gives way to panel \(t.panel)")

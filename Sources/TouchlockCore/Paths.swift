@@ -17,6 +17,6 @@ public enum Paths {
     public static var socket: String { runtime + "/touchlock.sock" }
     /// The lockout record and the secrets' hashes.
     public static var stateFile: String { state + "/state" }
-    /// The recording `scripts/run` and a machine without a touchscreen replay.
+    /// The recording `--input replay` plays when no other is named.
     public static var demoRecording: String { data + "/demo-pattern.evemu" }
 }

@@ -88,7 +88,7 @@ final class Verifier {
         var packet = request.encoded()
         defer { SecretHash.wipe(&packet) }
         do {
-            try SystemCall.check("send", "to the verifier") { Glibc.send(fd, packet, packet.count, Int32(MSG_NOSIGNAL)) }
+            _ = try packet.withUnsafeBytes { b throws(SystemError) in try IO.send(fd, from: b, "the verifier") }
         } catch {
             // The child is gone or stuck: the readable handler sees it go and starts another,
             // which gets every pending request again.
