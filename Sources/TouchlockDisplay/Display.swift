@@ -8,8 +8,11 @@ import TouchlockSystem
 /// frame. A display has at most one frame in flight: while `isBusy`, the owner keeps
 /// accumulating damage and presents again from `onFrameComplete`.
 public protocol Display: AnyObject {
-    /// The mode's size in pixels: the shadow buffer is made this size.
+    /// The logical size in pixels (the mode's, turned by `rotation`): the shadow buffer is
+    /// made this size and the scene laid out in it.
     var size: Size { get }
+    /// How the picture is turned on the panel; touch follows it.
+    var rotation: Rotation { get }
     /// The panel's physical size in millimetres when the connector reports one.
     var physicalSize: (width: Int, height: Int)? { get }
     /// A frame was submitted and has not completed yet.
@@ -40,6 +43,7 @@ public protocol Display: AnyObject {
 }
 
 extension Display {
+    public var rotation: Rotation { .degrees0 }
     /// Displays without a master to hand over (headless) keep showing.
     public func release() throws(SystemError) {}
     public func acquire() throws(SystemError) {}

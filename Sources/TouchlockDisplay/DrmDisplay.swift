@@ -17,7 +17,11 @@ import TouchlockSystem
 /// from the shadow buffer. Losing DRM master (EACCES/EPERM on SetCrtc or PageFlip) is
 /// reported as a `SystemError`; the caller decides what to do.
 public final class DrmDisplay: Display {
+    /// The logical size: the mode's, turned by `rotation`.
     public let size: Size
+    /// How the picture is turned on the panel: `[display] rotation`, else the connector's
+    /// "panel orientation", else none.
+    public let rotation: Rotation
     public let physicalSize: (width: Int, height: Int)?
     public private(set) var isBusy = false
     public var onFrameComplete: ((Instant) -> Void)?
@@ -55,12 +59,13 @@ public final class DrmDisplay: Display {
 
     /// Opens `path`, or else the first /dev/dri/card* that has a connected output we can
     /// drive, and registers its file descriptor with `loop` for page-flip events.
-    public static func open(path: String? = nil, loop: EventLoop) throws(SystemError) -> DrmDisplay {
+    /// `rotation` (the config's) wins over the connector's panel orientation.
+    public static func open(path: String? = nil, loop: EventLoop, rotation: Rotation? = nil) throws(SystemError) -> DrmDisplay {
         let candidates = path.map { [$0] } ?? cardNodes()
         var lastError = SystemError("open", .noEntry, "/dev/dri/card*: no DRM device")
         for candidate in candidates {
             do throws(SystemError) {
-                return try DrmDisplay(path: candidate, loop: loop)
+                return try DrmDisplay(path: candidate, loop: loop, rotation: rotation)
             } catch {
                 Log.info("drm: \(candidate) not usable: \(error)")
                 lastError = error
@@ -83,7 +88,7 @@ public final class DrmDisplay: Display {
         return numbers.sorted().map { "/dev/dri/card\($0)" }
     }
 
-    private init(path: String, loop: EventLoop) throws(SystemError) {
+    private init(path: String, loop: EventLoop, rotation: Rotation?) throws(SystemError) {
         // Each step owns what it acquired: if a later step throws, what exists so far is
         // released in reverse order as it goes out of scope (buffers, then the device).
         let device = try FileDescriptor.open(path, O_RDWR)
@@ -107,9 +112,12 @@ public final class DrmDisplay: Display {
             Log.warning("drm: cannot read CRTC \(output.crtcID) (\(Errno.current)); it will not be restored")
         }
 
-        let size = Size(width: Int(output.mode.hdisplay), height: Int(output.mode.vdisplay))
+        let panelSize = Size(width: Int(output.mode.hdisplay), height: Int(output.mode.vdisplay))
         var buffers: [DumbBuffer] = []
-        for _ in 0..<2 { buffers.append(try DumbBuffer(fd: fd, size: size)) }
+        for _ in 0..<2 { buffers.append(try DumbBuffer(fd: fd, size: panelSize)) }
+        let orientation = Self.panelOrientation(fd: fd, connectorID: output.connectorID)
+        let turn = rotation ?? orientation ?? .degrees0
+        let size = turn.logicalSize(panel: panelSize)
 
         self.device = .some(consume device)
         self.fd = fd
@@ -122,7 +130,8 @@ public final class DrmDisplay: Display {
         self.savedCrtc = saved
         self.buffers = buffers
         self.size = size
-        self.physicalSize = output.physicalSize
+        self.rotation = turn
+        self.physicalSize = turn.logical(millimetres: output.physicalSize)
         // Neither buffer holds anything yet: each lacks the whole frame, so each gets a
         // full copy before it is first scanned out (SetCrtc, then the first flip to it).
         var all = Damage(bounds: size)
@@ -138,8 +147,9 @@ public final class DrmDisplay: Display {
         }
         try loop.register(fd, .readable) { [unowned self] readiness in self.readEvents(readiness) }
         let refresh = mode.vrefresh
-        Log.info("drm: \(path): \(connectorName) \(size.width)x\(size.height)@\(refresh)Hz on CRTC \(crtcID)"
-                 + (physicalSize.map { ", \($0.width)x\($0.height) mm" } ?? ""))
+        Log.info("drm: \(path): \(connectorName) \(panelSize.width)x\(panelSize.height)@\(refresh)Hz on CRTC \(crtcID)"
+                 + (output.physicalSize.map { ", \($0.width)x\($0.height) mm" } ?? "")
+                 + ", rotation \(turn) (\(rotation != nil ? "[display] rotation" : orientation != nil ? "panel orientation" : "default"))")
     }
 
     private struct Output {
@@ -234,7 +244,7 @@ public final class DrmDisplay: Display {
         var copy = missing[target]
         copy.formUnion(damage)
         let b = buffers[target]
-        shadow.copy(copy.rects, to: b.map, stride: b.pitch)
+        shadow.copy(copy.rects, to: b.map, stride: b.pitch, rotation: rotation)
         // The target is now the shadow's equal; every other buffer also lacks this damage.
         missing[target].removeAll()
         for i in buffers.indices where i != target { missing[i].formUnion(damage) }
@@ -447,4 +457,35 @@ private final class DumbBuffer {
     }
 
     deinit { _ = SystemCalls.current.munmap(map, byteCount) }
+}
+
+extension DrmDisplay {
+    /// The rotation that shows the picture upright on the connector's panel, from its
+    /// "panel orientation" property (an enum; set by the kernel from the firmware or its
+    /// quirk table); nil when there is none or it cannot be read.
+    static func panelOrientation(fd: Int32, connectorID: UInt32) -> Rotation? {
+        let drm = DrmCalls.current
+        guard let props = drm.getObjectProperties(fd, connectorID, UInt32(DRM_MODE_OBJECT_CONNECTOR)) else { return nil }
+        defer { drm.freeObjectProperties(props) }
+        for i in 0..<Int(props.pointee.count_props) {
+            guard let p = drm.getProperty(fd, props.pointee.props[i]) else { continue }
+            defer { drm.freeProperty(p) }
+            guard cString(p.pointee.name) == "panel orientation", let values = props.pointee.prop_values else { continue }
+            let value = values[i]
+            for e in UnsafeBufferPointer(start: p.pointee.enums, count: Int(p.pointee.count_enums)) where e.value == value {
+                let name = cString(e.name)
+                guard let r = Rotation(panelOrientation: name) else {
+                    Log.warning("drm: connector \(connectorID): unknown panel orientation '\(name)'")
+                    return nil
+                }
+                return r
+            }
+        }
+        return nil
+    }
+}
+
+/// A fixed-size C string field (a property's or an enum value's name).
+private func cString<T>(_ field: T) -> String {
+    withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 }

@@ -7,8 +7,13 @@ import TouchlockSystem
 /// frame written as a PNG file (when an output folder is given). A frame "completes" on
 /// the next turn of the event loop, so the flow matches a page flip without sleeping.
 /// The PNG encoder is passed in (the renderer's), so the display layer links no cairo.
+/// With a rotation, the PNG is the panel's picture: the frame turned as a KMS output would.
 public final class HeadlessDisplay: Display {
+    /// The logical size: the panel's (`--size`), turned by `rotation`.
     public let size: Size
+    public let rotation: Rotation
+    /// The panel's picture, when the rotation turns it.
+    private let panel: ShadowBuffer?
     public let physicalSize: (width: Int, height: Int)? = nil
     public private(set) var isBusy = false
     public var onFrameComplete: ((Instant) -> Void)?
@@ -18,9 +23,11 @@ public final class HeadlessDisplay: Display {
     /// Frames presented so far; frame N is written as frame-NNNNN.png.
     public private(set) var frames = 0
 
-    public init(size: Size, loop: EventLoop, outputDirectory: String?,
+    public init(size: Size, rotation: Rotation = .degrees0, loop: EventLoop, outputDirectory: String?,
                 writePNG: @escaping (ShadowBuffer, String) throws -> Void) throws(SystemError) {
-        self.size = size
+        self.size = rotation.logicalSize(panel: size)
+        self.rotation = rotation
+        panel = rotation == .degrees0 || outputDirectory == nil ? nil : ShadowBuffer(size: size)
         self.writePNG = writePNG
         self.loop = loop
         self.outputDirectory = outputDirectory
@@ -35,7 +42,8 @@ public final class HeadlessDisplay: Display {
         if let dir = outputDirectory {
             let name = String(frames)
             let path = "\(dir)/frame-\(String(repeating: "0", count: max(0, 5 - name.count)))\(name).png"
-            do { try writePNG(shadow, path) } catch {
+            if let panel { shadow.copy(damage.rects, to: panel.pixels, stride: panel.stride, rotation: rotation) }
+            do { try writePNG(panel ?? shadow, path) } catch {
                 throw SystemError("write png", Errno(rawValue: EIO), "\(error)")
             }
         }

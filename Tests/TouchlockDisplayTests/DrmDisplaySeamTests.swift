@@ -238,4 +238,48 @@ struct DrmDisplaySeamTests {
         ])
         #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
     }
+
+    /// A panel mounted with its left side up: the picture is laid out portrait (48x64) and
+    /// turned a quarter counter-clockwise on the way to the 64x48 scanout buffer, so the
+    /// logical top left corner lands bottom left; [display] rotation overrides it.
+    @Test(arguments: [(UInt64?.some(2), Rotation?.none, Rotation.degrees270), (3, nil, .degrees90), (1, nil, .degrees180),
+                      (nil, nil, .degrees0), (2, .degrees0, .degrees0), (nil, .degrees90, .degrees90)])
+    func thePanelOrientationPropertyTurnsThePictureAndTheConfigWins(property: UInt64?, configured: Rotation?,
+                                                                   expected: Rotation) throws {
+        let card = FakeDrmDevice()
+        card.panelOrientation = property
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop, rotation: configured)
+            #expect(display.rotation == expected)
+            let logical = expected.logicalSize(panel: Size(width: 64, height: 48))
+            #expect(display.size == logical)
+            #expect(display.physicalSize?.width == (expected.swapsAxes ? 75 : 100))
+            // A marked top left corner (3x2) and a marked bottom row on a grey picture.
+            let shadow = ShadowBuffer(size: display.size)
+            memset(shadow.pixels, 0x40, shadow.byteCount)
+            for y in 0..<2 { for x in 0..<3 { shadow.pixels.storeBytes(of: UInt32(0xff0000), toByteOffset: y * shadow.stride + x * 4, as: UInt32.self) } }
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            let corner: (Int, Int) = switch expected {
+            case .degrees0: (0, 0)
+            case .degrees90: (63, 0)
+            case .degrees180: (63, 47)
+            case .degrees270: (0, 47)
+            }
+            #expect(card.scannedOutPixel(x: corner.0, y: corner.1) == 0xff0000, "corner of \(expected) at \(corner)")
+            #expect(card.scannedOutPixel(x: 32, y: 24) == 0x4040_4040)
+            // Damage of one logical pixel lands on the one panel pixel it turns to (the second
+            // buffer gets both frames' damage: the grey all over, then this pixel).
+            shadow.pixels.storeBytes(of: UInt32(0x00ff00), toByteOffset: 5 * shadow.stride + 7 * 4, as: UInt32.self)
+            var d = Damage(bounds: display.size)
+            d.add(PixelRect(x: 7, y: 5, width: 1, height: 1))
+            try display.present(shadow, damage: d)
+            #expect(try waitForFrame(display, loop))
+            let p = expected.panelRect(PixelRect(x: 7, y: 5, width: 1, height: 1), panel: Size(width: 64, height: 48))
+            #expect(card.scannedOutPixel(x: p.x, y: p.y) == 0x00ff00)
+            display.shutdown()
+        }
+        #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
+    }
 }

@@ -29,6 +29,9 @@ final class FakeDrmDevice: @unchecked Sendable {
     private var pendingFlip: UnsafeMutableRawPointer?
     /// What SetCrtc and PageFlip last put on screen.
     private(set) var scannedOut: UInt32 = 0
+    /// The connector's "panel orientation" (0 Normal, 1 Upside Down, 2 Left Side Up,
+    /// 3 Right Side Up, as in the kernel's enum); nil: the connector has no such property.
+    var panelOrientation: UInt64?
 
     private let connectorIDs: UnsafeMutablePointer<UInt32>
     private let crtcIDs: UnsafeMutablePointer<UInt32>
@@ -253,11 +256,15 @@ final class FakeDrmDevice: @unchecked Sendable {
         d.getObjectProperties = { _, id, _ in
             guard id == self.connectorID else { errno = ENOENT; return nil }
             if let e = self.enter("drmModeObjectGetProperties") { errno = e; return nil }
-            let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: 2)
-            ids[0] = 60; ids[1] = 61  // EDID, DPMS
+            let count = self.panelOrientation == nil ? 2 : 3
+            let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: 3)
+            ids[0] = 60; ids[1] = 61; ids[2] = 62  // EDID, DPMS, panel orientation
+            let values = UnsafeMutablePointer<UInt64>.allocate(capacity: 3)
+            values[0] = 0; values[1] = UInt64(DRM_MODE_DPMS_ON); values[2] = self.panelOrientation ?? 0
             var o = drmModeObjectProperties()
-            o.count_props = 2
+            o.count_props = UInt32(count)
             o.props = ids
+            o.prop_values = values
             let p = UnsafeMutablePointer<drmModeObjectProperties>.allocate(capacity: 1)
             p.initialize(to: o)
             self.acquired("properties")
@@ -266,19 +273,37 @@ final class FakeDrmDevice: @unchecked Sendable {
         d.freeObjectProperties = { p in
             self.released("properties")
             p.pointee.props.deallocate()
+            p.pointee.prop_values.deallocate()
             p.deallocate()
         }
         d.getProperty = { _, id in
             var r = drmModePropertyRes()
             r.prop_id = id
-            let name = Array((id == 61 ? "DPMS" : "EDID").utf8)
+            let name = Array((id == 61 ? "DPMS" : id == 62 ? "panel orientation" : "EDID").utf8)
             withUnsafeMutableBytes(of: &r.name) { $0.copyBytes(from: name) }
+            if id == 62 {
+                let names = ["Normal", "Upside Down", "Left Side Up", "Right Side Up"]
+                let enums = UnsafeMutablePointer<drm_mode_property_enum>.allocate(capacity: names.count)
+                for (i, n) in names.enumerated() {
+                    var e = drm_mode_property_enum()
+                    e.value = UInt64(i)
+                    withUnsafeMutableBytes(of: &e.name) { $0.copyBytes(from: Array(n.utf8)) }
+                    enums[i] = e
+                }
+                r.flags = UInt32(DRM_MODE_PROP_ENUM | DRM_MODE_PROP_IMMUTABLE)
+                r.count_enums = Int32(names.count)
+                r.enums = enums
+            }
             let p = UnsafeMutablePointer<drmModePropertyRes>.allocate(capacity: 1)
             p.initialize(to: r)
             self.acquired("property")
             return p
         }
-        d.freeProperty = { p in self.released("property"); p.deallocate() }
+        d.freeProperty = { p in
+            self.released("property")
+            p.pointee.enums?.deallocate()
+            p.deallocate()
+        }
         d.connectorSetProperty = { _, connector, property, value in
             precondition(connector == self.connectorID)
             let what = property == 61 ? (value == UInt64(DRM_MODE_DPMS_OFF) ? "DPMS off" : "DPMS on") : "property \(property)"
@@ -286,6 +311,13 @@ final class FakeDrmDevice: @unchecked Sendable {
             return 0
         }
         return d
+    }
+
+    /// The pixel at (x, y) of the buffer on screen (tests only: a display never reads it).
+    func scannedOutPixel(x: Int, y: Int) -> UInt32? {
+        guard scannedOut > 100, let m = mappings.first(where: { $0.value.handle == scannedOut - 100 }) else { return nil }
+        let pitch = Self.size.width * 4
+        return m.key.load(fromByteOffset: y * pitch + x * 4, as: UInt32.self)
     }
 
     /// Runs `body` with this device in place of the kernel's.
