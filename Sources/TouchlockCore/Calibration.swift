@@ -101,6 +101,9 @@ public struct InputQuirk: Hashable, Sendable {
     public var invertX = false
     public var invertY = false
     public var calibration: AffineMatrix?
+    /// The panel does not turn with the display's rotation (its driver already reports
+    /// positions in the rotated picture's frame, or it is not mounted on that display).
+    public var ignoreDisplayRotation = false
 
     public init(match: Match) { self.match = match }
 
@@ -122,6 +125,7 @@ public struct InputQuirk: Hashable, Sendable {
             r.swapXY = r.swapXY || q.swapXY
             r.invertX = r.invertX || q.invertX
             r.invertY = r.invertY || q.invertY
+            r.ignoreDisplayRotation = r.ignoreDisplayRotation || q.ignoreDisplayRotation
             r.calibration = q.calibration ?? r.calibration
             result = r
         }
@@ -158,6 +162,7 @@ public struct InputQuirk: Hashable, Sendable {
         if swapXY { words.append("swap_xy") }
         if invertX { words.append("invert_x") }
         if invertY { words.append("invert_y") }
+        if ignoreDisplayRotation { words.append("ignore_display_rotation") }
         if let m = calibration { words.append("calibration=" + [m.a, m.b, m.c, m.d, m.e, m.f].map { "\($0)" }.joined(separator: ",")) }
         return words.joined(separator: " ")
     }
@@ -193,6 +198,7 @@ public struct InputQuirk: Hashable, Sendable {
             case ("swap_xy", nil): q.swapXY = true
             case ("invert_x", nil): q.invertX = true
             case ("invert_y", nil): q.invertY = true
+            case ("ignore_display_rotation", nil): q.ignoreDisplayRotation = true
             case ("x", let v?), ("y", let v?):
                 guard let code = EventCode.absoluteAxisNames[String(v)] else {
                     throw fail("\(kv[0]): expected an axis like ABS_X or ABS_Z, found '\(v)'")
@@ -204,7 +210,7 @@ public struct InputQuirk: Hashable, Sendable {
                 }
                 q.calibration = m
             default:
-                throw fail("unknown option '\(o)' (swap_xy, invert_x, invert_y, x=AXIS, y=AXIS, calibration=a,b,c,d,e,f)")
+                throw fail("unknown option '\(o)' (swap_xy, invert_x, invert_y, ignore_display_rotation, x=AXIS, y=AXIS, calibration=a,b,c,d,e,f)")
             }
         }
         return q
@@ -213,16 +219,21 @@ public struct InputQuirk: Hashable, Sendable {
 
 /// Device units to screen pixels: normalize each axis over [min, max], apply the quirk's
 /// axis correction, the calibration matrix and the orientation (libinput semantics), then
-/// scale to the screen the way libinput's `_transformed` getters do.
+/// the display's rotation (the panel's frame to the logical picture's, unless the quirk
+/// says `ignore_display_rotation`), and scale to the logical screen the way libinput's
+/// `_transformed` getters do.
 public struct TouchTransform: Hashable, Sendable {
     public var mapping: ScreenMapping
     public var matrix: AffineMatrix
 
+    /// `screen`: the logical size (the display's, already turned by `display`).
     public init(x: AxisRange, y: AxisRange, screen: Size, quirk: InputQuirk? = nil,
-                calibration: AffineMatrix? = nil, orientation: TouchOrientation = TouchOrientation()) {
+                calibration: AffineMatrix? = nil, orientation: TouchOrientation = TouchOrientation(),
+                display: Rotation = .degrees0) {
         mapping = ScreenMapping(x: x, y: y, screen: screen)
         let cal = quirk?.calibration ?? calibration ?? .identity
-        matrix = orientation.matrix * cal * (quirk?.axisMatrix ?? .identity)
+        let turn = quirk?.ignoreDisplayRotation == true ? .identity : display.touchMatrix
+        matrix = turn * orientation.matrix * cal * (quirk?.axisMatrix ?? .identity)
     }
 
     public func map(_ p: DevicePoint) -> Point {

@@ -27,6 +27,9 @@ public struct Config: Sendable {
     public var inputQuirks: [InputQuirk] = []
     /// How the panel sits relative to the picture (`[input] rotation`, `flip`).
     public var touchOrientation = TouchOrientation()
+    /// How the picture is turned on the panel (`[display] rotation`); nil: the connector's
+    /// panel orientation, else none.
+    public var displayRotation: Rotation?
     /// The settings of the lock screens (Config+Screens.swift).
     public var screens = ScreenSettings()
     /// The virtual terminal the lock screen is shown on (`[display] vt`).
@@ -136,6 +139,14 @@ public struct Config: Sendable {
                 let n = try int(v, 0...604_800)
                 c.blankAfter = n == 0 ? nil : .milliseconds(Int64(n) * 1000)
             }, show: { "\(($0.blankAfter?.milliseconds ?? 0) / 1000)" }),
+        Key(section: "display", name: "rotation", flatName: nil,
+            set: { c, v throws(BadValue) in
+                if v == "auto" { c.displayRotation = nil; return }
+                guard let d = Int(v), let r = Rotation(degrees: d) else {
+                    throw BadValue(message: "expected 0, 90, 180, 270 or auto, found '\(v)'")
+                }
+                c.displayRotation = r
+            }, show: { $0.displayRotation.map { "\($0)" } ?? "auto" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {

@@ -18,7 +18,7 @@ public struct Density: Hashable, Sendable {
     public init(screen: Size, physicalMillimetres: (width: Int, height: Int)?, override: Double? = nil) {
         if let override { dpi = override; return }
         if let (mw, mh) = physicalMillimetres, mw > 0, mh > 0 {
-            let aspectOnly = [(160, 90), (160, 100), (16, 9), (16, 10)].contains { $0 == (mw, mh) }
+            let aspectOnly = [(160, 90), (160, 100), (16, 9), (16, 10)].contains { $0 == (mw, mh) || $0 == (mh, mw) }  // or turned
             let d = Double(screen.width) * 25.4 / Double(mw)
             if !aspectOnly, (50...600).contains(d) { dpi = d; return }
         }

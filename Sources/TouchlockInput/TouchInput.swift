@@ -6,10 +6,14 @@ import TouchlockSystem
 public struct InputSettings: Sendable {
     public var quirks: [InputQuirk]
     public var orientation: TouchOrientation
+    /// How the display turns the picture: touch follows it (after `orientation`).
+    public var displayRotation: Rotation
 
-    public init(quirks: [InputQuirk] = [], orientation: TouchOrientation = TouchOrientation()) {
+    public init(quirks: [InputQuirk] = [], orientation: TouchOrientation = TouchOrientation(),
+                displayRotation: Rotation = .degrees0) {
         self.quirks = quirks
         self.orientation = orientation
+        self.displayRotation = displayRotation
     }
 }
 
@@ -44,7 +48,8 @@ public final class TouchInput {
         }
         guard let axes = device.positionAxes(mode) else { return .failure(NotATouchscreen("no ranges for its position axes")) }
         let transform = TouchTransform(x: axes.x, y: axes.y, screen: screen, quirk: quirk,
-                                       calibration: calibration, orientation: settings.orientation)
+                                       calibration: calibration, orientation: settings.orientation,
+                                       display: settings.displayRotation)
         let input = TouchInput(label: label, mode: mode, transform: transform, deliver: deliver)
         Log.info("touchscreen \(label): protocol \(mode.protocolName), x \(axes.x.minimum)...\(axes.x.maximum), "
                  + "y \(axes.y.minimum)...\(axes.y.maximum)"

@@ -99,6 +99,7 @@ final class Daemon {
     /// Opens the input named by the options.
     func startInput(config: Config) throws(StartError) {
         inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
+                            rotation: presenter.display.rotation,
                             touches: { [unowned self] touches, time in
                                 self.perform(self.lock.touches(touches, at: time), eventTime: time)
                             },

@@ -10,10 +10,12 @@ final class Inputs {
     private var evdev: EvdevInputs?
     private var replay: ReplaySource?
 
-    init(options: Options, config: Config, loop: EventLoop, screen: Size,
+    /// `screen`: the logical size; `rotation`: the display's, which touch follows.
+    init(options: Options, config: Config, loop: EventLoop, screen: Size, rotation: Rotation = .degrees0,
          touches: @escaping ([ScreenTouch], Instant) -> Void,
          keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
-        let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation)
+        let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation,
+                                     displayRotation: rotation)
         switch options.input {
         case .auto, .evdev:
             let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)

@@ -11,9 +11,11 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
     exit(code)
 }
 
-func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Display {
+/// `rotation`: `[display] rotation` (nil: the panel's orientation, if the connector has one).
+func openDisplay(_ options: Options, _ loop: EventLoop, rotation: Rotation?) throws(StartError) -> Display {
     func headless() throws(StartError) -> Display {
-        do { return try HeadlessDisplay(size: options.headlessSize, loop: loop, outputDirectory: options.headlessOut,
+        do { return try HeadlessDisplay(size: options.headlessSize, rotation: rotation ?? .degrees0, loop: loop,
+                                        outputDirectory: options.headlessOut,
                                             writePNG: { try $0.writePNG(to: $1) }) }
         catch { throw StartError("\(error)") }
     }
@@ -21,9 +23,9 @@ func openDisplay(_ options: Options, _ loop: EventLoop) throws(StartError) -> Di
     case .headless:
         return try headless()
     case .drm:
-        do { return try DrmDisplay.open(loop: loop) } catch { throw StartError("no usable DRM display: \(error)") }
+        do { return try DrmDisplay.open(loop: loop, rotation: rotation) } catch { throw StartError("no usable DRM display: \(error)") }
     case .auto:
-        do { return try DrmDisplay.open(loop: loop) } catch {
+        do { return try DrmDisplay.open(loop: loop, rotation: rotation) } catch {
             Log.info("no usable DRM display (\(error)); using the headless display")
             return try headless()
         }
@@ -152,7 +154,7 @@ func main() {
 
     let daemon: Daemon
     do {
-        let display = try openDisplay(options, loop)
+        let display = try openDisplay(options, loop, rotation: config.displayRotation)
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage)
         let (terminal, absence) = openTerminal(config, options, loop, display)

@@ -150,6 +150,59 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
         #expect(map(0, 100, orientation: TouchOrientation(flipY: true)) == (0, 900))
     }
 
+    /// Touch follows the display: a finger on the panel pixel where the rotated copy put a
+    /// logical pixel lands on that logical pixel, for each rotation, with the panel's own
+    /// [input] rotation composed before it (a digitizer mounted upside down on the LCD), and
+    /// not with a quirk that says `ignore_display_rotation`.
+    @Test(arguments: Rotation.allCases)
+    func touchOnARotatedDisplayLandsOnTheLogicalPixelShownThere(rotation: Rotation) throws {
+        let panel = Size(width: 800, height: 480)
+        let logical = rotation.logicalSize(panel: panel)
+        let rx = AxisRange(minimum: 0, maximum: Int32(panel.width - 1))
+        let ry = AxisRange(minimum: 0, maximum: Int32(panel.height - 1))
+        let plain = TouchTransform(x: rx, y: ry, screen: logical, display: rotation)
+        let flipped = TouchTransform(x: rx, y: ry, screen: logical, orientation: TouchOrientation(rotation: 180), display: rotation)
+        for (lx, ly) in [(10, 20), (logical.width - 3, 5), (200, logical.height - 9), (logical.width / 2, logical.height / 2)] {
+            let p = rotation.panelRect(PixelRect(x: lx, y: ly, width: 1, height: 1), panel: panel)
+            let got = plain.map(DevicePoint(x: Int32(p.x), y: Int32(p.y)))
+            #expect(abs(got.x - Double(lx)) <= 1.5 && abs(got.y - Double(ly)) <= 1.5, "\(rotation): (\(lx), \(ly)) came out \(got)")
+            // The digitizer upside down: the device reports the opposite corner.
+            let upsideDown = DevicePoint(x: Int32(panel.width - 1 - p.x), y: Int32(panel.height - 1 - p.y))
+            let g2 = flipped.map(upsideDown)
+            #expect(abs(g2.x - Double(lx)) <= 1.5 && abs(g2.y - Double(ly)) <= 1.5, "\(rotation) with [input] rotation 180: \(g2)")
+        }
+        let q = try InputQuirk.parse("\"Rotated Already\" ignore_display_rotation")
+        let ignoring = TouchTransform(x: rx, y: ry, screen: logical, quirk: q, display: rotation)
+        #expect(ignoring.matrix == .identity)
+        #expect(try InputQuirk.parse(q.text) == q)
+    }
+
+    @Test func theDisplayRotationIsReadFromTheConfig() throws {
+        var c = Config()
+        #expect(c.displayRotation == nil)
+        #expect(c.text.contains("[display]\nblank_s = 0\nrotation = auto\n"))
+        try c.set(section: "display", key: "rotation", value: "270")
+        #expect(c.displayRotation == .degrees270)
+        #expect(c.text.contains("rotation = 270\n"))
+        let e = #expect(throws: Config.BadValue.self) { try c.set(section: "display", key: "rotation", value: "45") }
+        #expect(e?.message == "[display] rotation: expected 0, 90, 180, 270 or auto, found '45'")
+        try c.set(section: "display", key: "rotation", value: "auto")
+        #expect(c.displayRotation == nil)
+    }
+
+    @Test func thePanelOrientationNamesTurnThePictureUpright() {
+        // The kernel's names: the side of the panel at the top of the device.
+        #expect(Rotation(panelOrientation: "Normal") == .degrees0)
+        #expect(Rotation(panelOrientation: "Upside Down") == .degrees180)
+        #expect(Rotation(panelOrientation: "Left Side Up") == .degrees270)   // left edge on top: logical top drawn on it
+        #expect(Rotation(panelOrientation: "Right Side Up") == .degrees90)
+        #expect(Rotation(panelOrientation: "Sideways") == nil)
+        // Left side up: the logical top row is the panel's left column.
+        let panel = Size(width: 800, height: 1280)
+        #expect(Rotation.degrees270.panelRect(PixelRect(x: 0, y: 0, width: 1280, height: 1), panel: panel)
+                == PixelRect(x: 0, y: 0, width: 1, height: 1280))
+    }
+
     @Test func quirksSwapAndInvertBeforeTheCalibration() throws {
         let q = try InputQuirk.parse("\"Panel Name\" swap_xy invert_x")
         #expect(q.match == .name("Panel Name"))
