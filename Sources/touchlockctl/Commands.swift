@@ -83,6 +83,7 @@ enum Commands {
                             OptionSpec("out", value: "FILE.png", help: "where to write the picture (required)"),
                             OptionSpec("config", short: "C", value: "FILE", help: "read settings from FILE (may be given several times)"),
                             OptionSpec("dpi", value: "N", help: "dots per inch of the panel, 30 to 1000"),
+                            OptionSpec("rotation", value: "DEG", help: "the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)"),
                         ],
                         footer: exitStatus),
         ],

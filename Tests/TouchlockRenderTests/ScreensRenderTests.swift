@@ -226,6 +226,37 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         let n = differingPixels(shadow, expected, tolerance: 24)
         #expect(n <= g.size.width * g.size.height / 500, "\(g.name): \(n) pixels differ")
     }
+
+    /// A portrait screen on a landscape panel turned a quarter clockwise (800x480, as
+    /// `touchlockctl preview --size 800x480 --rotation 90` draws it): the golden image is
+    /// the panel's picture, and turned back (a quarter counter-clockwise) it is the upright
+    /// 480x800 screen of the unrotated golden image.
+    @Test func aRotatedPreviewMatchesItsGoldenImageAndTurnedBackTheUprightOne() throws {
+        let panel = Size(width: 800, height: 480)
+        let logical = Rotation.degrees90.logicalSize(panel: panel)
+        #expect(logical == Size(width: 480, height: 800))
+        let lock = try Preview.lockScreen(config: Config(), screen: .code, state: "digits:2", size: logical,
+                                          density: Density(dpi: 187))
+        let shadow = ShadowBuffer(size: logical)
+        Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
+        let picture = ShadowBuffer(size: panel)
+        shadow.copy([PixelRect(x: 0, y: 0, width: logical.width, height: logical.height)], to: picture.pixels,
+                    stride: picture.stride, rotation: .degrees90)
+        let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
+        let path = dir + "code-digits-800x480-rotation-90.png"
+        if getenv("TOUCHLOCK_UPDATE_GOLDEN") != nil { try picture.writePNG(to: path) }
+        let expected = try #require(ShadowBuffer.readPNG(path), "missing \(path)")
+        #expect(expected.size == panel)
+        let n = differingPixels(picture, expected, tolerance: 24)
+        #expect(n <= panel.width * panel.height / 500, "\(n) pixels differ")
+        // Turned back: the upright golden image of the same screen.
+        let back = ShadowBuffer(size: logical)
+        expected.copy([PixelRect(x: 0, y: 0, width: panel.width, height: panel.height)], to: back.pixels,
+                      stride: back.stride, rotation: .degrees270)
+        let upright = try #require(ShadowBuffer.readPNG(dir + "code-digits-480x800.png"))
+        let m = differingPixels(back, upright, tolerance: 24)
+        #expect(m <= logical.width * logical.height / 500, "turned back: \(m) pixels differ from the upright screen")
+    }
 }
 
 @Suite struct TextMetricsTests {
