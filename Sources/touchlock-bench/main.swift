@@ -244,6 +244,33 @@ func benchFrames(_ o: BenchOptions) {
     }
 }
 
+/// The copy to scanout of a whole frame turned for a rotated panel, against memcpy of the
+/// same bytes (the floor) and the unrotated copy.
+func benchRotation(_ o: BenchOptions) {
+    StandardStreams.output("")
+    StandardStreams.output("## 2b. Rotation: a whole frame copied to scanout, turned")
+    StandardStreams.output("")
+    row("panel", "rotation", "copy", "memcpy of the frame", "ratio", "target")
+    row("---", "---", "---", "---", "---", "---")
+    let panel = o.tiny ? Size(width: 320, height: 200) : Size(width: 1920, height: 1080)
+    let reps = o.tiny ? 3 : 100
+    let scanout = ShadowBuffer(size: panel)
+    for rotation in Rotation.allCases {
+        let logical = rotation.logicalSize(panel: panel)
+        let shadow = ShadowBuffer(size: logical)
+        for i in 0..<(shadow.byteCount / 4) { shadow.pixels.storeBytes(of: UInt32(truncatingIfNeeded: i &* 2654435761), toByteOffset: i * 4, as: UInt32.self) }
+        let full = [PixelRect(x: 0, y: 0, width: logical.width, height: logical.height)]
+        var t0 = now()
+        for _ in 0..<reps { memcpy(scanout.pixels, shadow.pixels, shadow.byteCount) }
+        let floor = (now() - t0) / Double(reps)
+        t0 = now()
+        for _ in 0..<reps { shadow.copy(full, to: scanout.pixels, stride: scanout.stride, rotation: rotation) }
+        let copy = (now() - t0) / Double(reps)
+        row("\(panel.width)x\(panel.height)", "\(rotation)", fmt(copy * 1e3, 3) + " ms", fmt(floor * 1e3, 3) + " ms",
+            fmt(copy / floor, 2) + "x", "<= 4x")
+    }
+}
+
 let options = parseOptions()
 StandardStreams.output("# touchlock-bench\(options.tiny ? " (tiny: proves it runs; figures mean nothing)" : "")")
 StandardStreams.output("")
@@ -255,6 +282,7 @@ let buildKind = "release"
 StandardStreams.output("CPU: \(cpuName()); one core; build: \(buildKind)")
 if options.only.isEmpty || options.only.contains("input") { benchInput(options) }
 if options.only.isEmpty || options.only.contains("frames") { benchFrames(options) }
+if options.only.isEmpty || options.only.contains("frames") { benchRotation(options) }
 
 // MARK: 4 and 5. the running daemon: idle wake-ups and memory
 
