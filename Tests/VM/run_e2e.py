@@ -128,6 +128,41 @@ class Image:
                 votes[name] = votes.get(name, 0) + 1
         return max(votes.items(), key=lambda t: t[1])[0], self.pixel(x, y)
 
+    @staticmethod
+    def from_png(data):
+        """An 8-bit RGB or RGBA PNG, not interlaced (what cairo writes for RGB24)."""
+        if data[:8] != b"\x89PNG\r\n\x1a\n":
+            raise CheckFailed("not a PNG")
+        pos, idat, w, h, kind = 8, b"", 0, 0, 2
+        while pos < len(data):
+            n = int.from_bytes(data[pos:pos + 4], "big")
+            tag, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+            pos += 12 + n
+            if tag == b"IHDR":
+                w, h = int.from_bytes(body[0:4], "big"), int.from_bytes(body[4:8], "big")
+                if body[8] != 8 or body[9] not in (2, 6) or body[12] != 0:
+                    raise CheckFailed(f"PNG kind not read here (depth {body[8]}, colour {body[9]}, interlace {body[12]})")
+                kind = body[9]
+            elif tag == b"IDAT":
+                idat += body
+        bpp = 3 if kind == 2 else 4
+        raw, stride = zlib.decompress(idat), w * bpp
+        out, prev = bytearray(), bytearray(stride)
+        for y in range(h):
+            f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                if f == 1: line[i] = (line[i] + a) & 255
+                elif f == 2: line[i] = (line[i] + b) & 255
+                elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+                elif f == 4:
+                    pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                    line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            out += line if bpp == 3 else bytes(v for k, v in enumerate(line) if k % 4 != 3)
+            prev = line
+        return Image(w, h, bytes(out))
+
     def png(self):
         def chunk(kind, body):
             return (len(body).to_bytes(4, "big") + kind + body
@@ -665,9 +700,12 @@ class Run:
         "(l) five wrong patterns lock out: event, status, countdown on screen, touches ignored",
         "(m) after the lockout the pattern unlocks, the display is handed over, lock takes it back",
         "(n) touchlockd --once exits 0 at the first unlock"]
+    ROTATION_CHECKS = [
+        "(o) rotation = 90: the screen laid out portrait and turned on the panel, matching the preview;"
+        " a pattern drawn on the upright screen unlocks"]
 
     def panel_checks(self, guest, out_dir, nodes, w, h):
-        self.expect_checks(self.PANEL_CHECKS + self.LOCKOUT_CHECKS)
+        self.expect_checks(self.PANEL_CHECKS + self.LOCKOUT_CHECKS + self.ROTATION_CHECKS)
         counter = {"n": 0}
         once_exits = []     # (marker, exit status) of each --once daemon after its unlock
 
@@ -920,6 +958,60 @@ class Run:
 
         for name, fn in zip(self.LOCKOUT_CHECKS, (enroll, lockout, handover, once)):
             self.record(name, fn)
+
+        # ------------------------------------------------ rotation
+        def rotated():
+            """The panel (w x h, landscape) turned a quarter: the picture turned clockwise
+            on it. Logical (x, y) is shown at panel (w - y, x)."""
+            guest.run("exec 3>&-; kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
+            guest.run("cp /tmp/touchlock.conf /tmp/rotated.conf && printf '[display]\\nrotation = 90\\n' >>/tmp/rotated.conf")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/rotated.conf --display drm --input evdev --once </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!")
+            m, _, _ = guest.expect(r"drm: .* (\d+)x(\d+)@\d+Hz on CRTC \d+, (\d+)x(\d+) mm, rotation 90 \(\[display\] rotation\)",
+                                   30, since, what="the daemon's display line with rotation 90")
+            dpi = int(m.group(1)) * 25.4 / int(m.group(3))
+            guest.expect(r"first frame shown", 30, since, what="the rotated daemon's first frame")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+            st = next((json.loads(l) for l in lines if l.startswith("{") and '"screen"' in l), None)
+            if st is None:
+                raise CheckFailed("no status from the rotated daemon: " + " | ".join(lines))
+            lw, lh = st["screen"]["width"], st["screen"]["height"]
+            if (lw, lh) != (h, w):
+                raise CheckFailed(f"status says the screen is {lw}x{lh}, want the turned {h}x{w}")
+            logical = [tuple(p) for p in st["pattern"]["nodes"]]
+            on_panel = [(w - y, x) for x, y in logical]
+            img = guest.screendump()
+            save(out_dir, "rotated.png", img)
+            if (img.width, img.height) != (w, h):
+                raise CheckFailed(f"screendump is {img.width}x{img.height}, want the panel's {w}x{h}")
+            problems = verify(img, on_panel, [], "idle")
+            if problems:
+                raise CheckFailed("the nodes are not where a clockwise turn puts them: " + "; ".join(problems))
+            # Upright once turned back: the screendump against the preview of the same
+            # screen turned 90 (the picture to expect) and turned 270 (the picture upside
+            # down, a check that the comparison can tell).
+            ctl = self.args.ctl
+            diffs = {}
+            for turn in (90, 270):
+                path = os.path.join(out_dir, f"preview-rotation-{turn}.png")
+                r = subprocess.run([ctl, "preview", "--screen", "pattern", "--state", "idle", "--size", f"{w}x{h}",
+                                    "--rotation", str(turn), "--dpi", f"{dpi:.4f}", "--out", path],
+                                   capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise CheckFailed(f"touchlockctl preview --rotation {turn}: {r.stderr.strip()}")
+                with open(path, "rb") as f:
+                    diffs[turn] = differing(img, Image.from_png(f.read()), (0, 0, w, h))
+            print(f"vm-e2e: rotated screendump vs preview: {diffs[90]} pixels differ turned 90,"
+                  f" {diffs[270]} turned 270 (of {w * h})", flush=True)
+            if diffs[90] > w * h // 500 or diffs[270] < 20 * max(diffs[90], 50):
+                raise CheckFailed(f"the screendump does not match the preview turned 90: {diffs}")
+            # The pattern drawn on the upright screen (logical positions), where the finger
+            # touches the panel.
+            plug(None)
+            unlock_with(stroke(on_panel, RIGHT, lift=True), "@@rotated")
+
+        self.record(self.ROTATION_CHECKS[0], rotated)
 
 
 def save(out, name, img):
