@@ -44,7 +44,21 @@ public enum RotatedCopy {
                 var tx = p.x
                 while tx < p.maxX {
                     let tx1 = min(tx + tile, p.maxX)
-                    for py in ty..<ty1 {
+                    // Four panel rows at a time: each source row gives them four
+                    // neighbouring pixels (one read of 16 bytes), then one row at a time.
+                    var py = ty
+                    while py + 4 <= ty1 {
+                        let d0 = dst + py * dp, d1 = d0 + dp, d2 = d1 + dp, d3 = d2 + dp
+                        if down {
+                            var s = src + tx * sp + (panel.height - 1 - py)
+                            for px in tx..<tx1 { d0[px] = s[0]; d1[px] = s[-1]; d2[px] = s[-2]; d3[px] = s[-3]; s += sp }
+                        } else {
+                            var s = src + (panel.width - 1 - tx) * sp + py
+                            for px in tx..<tx1 { d0[px] = s[0]; d1[px] = s[1]; d2[px] = s[2]; d3[px] = s[3]; s -= sp }
+                        }
+                        py += 4
+                    }
+                    while py < ty1 {
                         let d = dst + py * dp
                         if down {
                             var s = src + tx * sp + (panel.height - 1 - py)
@@ -53,6 +67,7 @@ public enum RotatedCopy {
                             var s = src + (panel.width - 1 - tx) * sp + py
                             for px in tx..<tx1 { d[px] = s.pointee; s -= sp }
                         }
+                        py += 1
                     }
                     tx = tx1
                 }

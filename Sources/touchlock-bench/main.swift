@@ -250,7 +250,7 @@ func benchRotation(_ o: BenchOptions) {
     StandardStreams.output("")
     StandardStreams.output("## 2b. Rotation: a whole frame copied to scanout, turned")
     StandardStreams.output("")
-    row("panel", "rotation", "copy", "memcpy of the frame", "ratio", "target")
+    row("panel", "rotation", "copy (best of \(o.tiny ? 3 : 100))", "memcpy of the frame", "ratio", "target")
     row("---", "---", "---", "---", "---", "---")
     let panel = o.tiny ? Size(width: 320, height: 200) : Size(width: 1920, height: 1080)
     let reps = o.tiny ? 3 : 100
@@ -260,12 +260,15 @@ func benchRotation(_ o: BenchOptions) {
         let shadow = ShadowBuffer(size: logical)
         for i in 0..<(shadow.byteCount / 4) { shadow.pixels.storeBytes(of: UInt32(truncatingIfNeeded: i &* 2654435761), toByteOffset: i * 4, as: UInt32.self) }
         let full = [PixelRect(x: 0, y: 0, width: logical.width, height: logical.height)]
-        var t0 = now()
-        for _ in 0..<reps { memcpy(scanout.pixels, shadow.pixels, shadow.byteCount) }
-        let floor = (now() - t0) / Double(reps)
-        t0 = now()
-        for _ in 0..<reps { shadow.copy(full, to: scanout.pixels, stride: scanout.stride, rotation: rotation) }
-        let copy = (now() - t0) / Double(reps)
+        // The best of the repetitions: the machine may be shared, and the copy's cost is
+        // its best case (a cold cache is the same for both).
+        func best(_ body: () -> Void) -> Double {
+            var m = Double.infinity
+            for _ in 0..<reps { let t0 = now(); body(); m = min(m, now() - t0) }
+            return m
+        }
+        let floor = best { memcpy(scanout.pixels, shadow.pixels, shadow.byteCount) }
+        let copy = best { shadow.copy(full, to: scanout.pixels, stride: scanout.stride, rotation: rotation) }
         row("\(panel.width)x\(panel.height)", "\(rotation)", fmt(copy * 1e3, 3) + " ms", fmt(floor * 1e3, 3) + " ms",
             fmt(copy / floor, 2) + "x", "<= 4x")
     }
