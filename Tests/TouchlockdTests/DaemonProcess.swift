@@ -116,8 +116,10 @@ final class DaemonProcess {
 }
 
 /// An evemu recording of one finger drawing `patterns` on the default 3x3 grid of a
-/// `screen`, one sample per node, `gap` apart, starting after `lead`.
-func recording(of patterns: [[Int]], on screen: Size, lead: Int64 = 1_000_000, gap: Int64 = 400_000) -> String {
+/// `screen`, one sample per node, `gap` apart, starting after `lead`. With a `rotation`,
+/// `screen` is the logical size and the finger touches the panel where it shows the node.
+func recording(of patterns: [[Int]], on screen: Size, rotation: Rotation = .degrees0,
+               lead: Int64 = 1_000_000, gap: Int64 = 400_000) -> String {
     let grid = PatternGrid.layout(on: screen)
     var lines = [
         "# EVEMU 1.3", "N: touchlock test panel", "I: 0006 0000 0000 0000",
@@ -136,8 +138,17 @@ func recording(of patterns: [[Int]], on screen: Size, lead: Int64 = 1_000_000, g
     }
     for (k, nodes) in patterns.enumerated() {
         for (i, n) in nodes.enumerated() {
-            let p = grid.center(of: n)
-            let x = Int(p.x * 32768 / Double(screen.width)), y = Int(p.y * 32768 / Double(screen.height))
+            let c = grid.center(of: n)
+            let w = Double(screen.width), h = Double(screen.height)
+            // The node's place on the panel (the picture turned clockwise), scaled so that
+            // dividing by the logical width and height normalizes it.
+            let p: (x: Double, y: Double) = switch rotation {
+            case .degrees0: (c.x, c.y)
+            case .degrees90: ((h - c.y) * w / h, c.x * h / w)
+            case .degrees180: (w - c.x, h - c.y)
+            case .degrees270: (c.y * w / h, (w - c.x) * h / w)
+            }
+            let x = Int(p.x * 32768 / w), y = Int(p.y * 32768 / h)
             if i == 0 { ev(3, 0x2f, 0); ev(3, 0x39, k + 1); ev(1, 0x14a, 1) }
             ev(3, 0x35, x); ev(3, 0x36, y); ev(3, 0, x); ev(3, 1, y); ev(0, 0, 0)
             t += 16_000
