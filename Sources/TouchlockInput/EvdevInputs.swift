@@ -86,6 +86,12 @@ public final class EvdevInputs {
         case .success(let t):
             touch = t
             touchIDBase += ScreenTouch.panelStride
+            // The kernel sends only the values that change: a finger landing where the
+            // last one left on one axis sends no value for that axis. The positions the
+            // panel last reported (and a finger already down) are taken from the kernel's
+            // state at open, as after SYN_DROPPED, or such a touch had no position until
+            // it moved on that axis (after every restart of the daemon, for instance).
+            t.resync(dev.snapshot(), at: EventLoop.now())
         case .failure(let why):
             Log.debug("\(label): no touchscreen: \(why)")
         }

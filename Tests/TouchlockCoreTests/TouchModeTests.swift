@@ -114,6 +114,20 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
         #expect(a.touchesDown.map(\.slot) == [1])
     }
 
+    @Test func aTouchAfterAResyncKeepsTheAxisTheKernelDidNotSendAgain() {
+        // The daemon opens a panel whose last touch lifted at (500, 300); the next lands at
+        // (200, 300): the kernel sends no ABS_MT_POSITION_Y, the value being unchanged.
+        var a = TouchFrameAssembler(slotCount: 2)
+        let snapshot = DeviceSnapshot(slots: [.init(trackingID: -1, x: 500, y: 300), .init(trackingID: -1)])
+        #expect(a.resync(to: snapshot, at: Instant(microseconds: 1))?.touches.isEmpty ?? true)
+        var s = EventScript()
+        s.abs(EventCode.ABS_MT_SLOT, 0); s.abs(EventCode.ABS_MT_TRACKING_ID, 7)
+        s.abs(EventCode.ABS_MT_POSITION_X, 200); s.syn()
+        let f = s.events.compactMap { a.feed($0) }
+        #expect(f.map { $0.touches.map(\.phase) } == [[.began]])
+        #expect(f.first?.touches.first?.position == DevicePoint(x: 200, y: 300))
+    }
+
     @Test func withNonZeroMinimumsTheRangeSpansTheScreen() {
         // The eGalax 0eef:0001 axes start at 42.
         let t = TouchTransform(x: AxisRange(minimum: 42, maximum: 1981), y: AxisRange(minimum: 42, maximum: 1981),
