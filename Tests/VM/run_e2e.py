@@ -192,6 +192,8 @@ class Guest:
         # The display card (run_kiosk.py also boots virtio-gpu-pci) and the memory size.
         self.display_device = "bochs-display"
         self.memory = "512"
+        # More QEMU arguments (run_systemd.py adds a second serial port for the console).
+        self.extra_args = []
 
     def start(self):
         cmd = [
@@ -201,7 +203,7 @@ class Guest:
             "-display", "none", "-serial", "stdio", "-no-reboot",
             "-monitor", f"unix:{self.monitor_path},server,nowait",
             "-vga", "none", "-device", self.display_device,
-        ]
+        ] + self.extra_args
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)

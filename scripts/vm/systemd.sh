@@ -1,0 +1,61 @@
+#!/bin/sh
+# touchlock installed from its .deb on a small Debian 12 booted with systemd as PID 1:
+# builds the package (scripts/deb) unless --deb names one, prepares the base root file
+# system (scripts/vm/prepare-systemd.sh, cached in .vm/systemd/), unpacks it, installs
+# the package there with dpkg in a chroot and enables the unit as README.Debian says,
+# then boots it under QEMU and runs the checks (Tests/VM/run_systemd.py: the test's own
+# files are added to the image there).
+#
+#   scripts/vm/systemd.sh [--deb FILE] [run_systemd.py options, e.g. --out DIR]
+#
+# Ends with "vm-systemd: N passed, M failed". Cache and outputs: $TOUCHLOCK_VM_CACHE
+# (default .vm/); screenshots and the console log in .vm/out-systemd unless --out.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
+export TOUCHLOCK_VM_CACHE="$CACHE"
+DEB=""
+if [ "${1:-}" = "--deb" ]; then
+    DEB=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+    shift 2
+fi
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+t0=$(date +%s)
+if [ -z "$DEB" ]; then
+    "$ROOT/scripts/deb" > "$CACHE/deb.log" 2>&1 || { tail -n 30 "$CACHE/deb.log"; echo "vm-systemd: the package did not build"; exit 1; }
+    DEB=$(ls "$ROOT"/out/deb/touchlock_*_*.deb)
+fi
+"$ROOT/scripts/vm/prepare-systemd.sh" "$DEB"
+BUILD_DAEMON=0
+. "$ROOT/scripts/vm/guest-programs.sh"
+t1=$(date +%s)
+
+# The guest's root: the base, and the package installed as on any Debian system.
+DIR="$CACHE/systemd"
+R="$DIR/root"
+as_root rm -rf "$R"
+mkdir -p "$R"
+BASE=$(ls -t "$DIR"/base-*.tar | head -n 1)
+as_root tar --numeric-owner --xattrs -xf "$BASE" -C "$R"
+# The base's packages were installed without their docs and man pages; touchlock's are
+# installed whole.
+as_root rm -f "$R/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
+cp "$DEB" "$R/tmp/touchlock.deb"
+as_root chroot "$R" dpkg -i /tmp/touchlock.deb > "$DIR/dpkg.log" 2>&1 \
+    || { cat "$DIR/dpkg.log"; echo "vm-systemd: dpkg -i failed in the guest's root"; exit 1; }
+rm -f "$R/tmp/touchlock.deb"
+# touchinject, built on this Debian 12 against libevdev2, which the guest has.
+install -m 0755 "$CACHE/bin/touchinject" "$R/usr/local/bin/touchinject"
+# The host hashes the test's pattern with the package's touchlockctl.
+rm -rf "$DIR/pkg"
+dpkg -x "$DEB" "$DIR/pkg"
+t2=$(date +%s)
+echo "vm-systemd: prepared in $((t1 - t0)) s, root with the package in $((t2 - t1)) s"
+
+exec python3 "$ROOT/Tests/VM/run_systemd.py" --vmlinux "$CACHE/vmlinux" --root "$R" \
+    --initrd "$DIR/initrd.cpio" --ctl "$DIR/pkg/usr/bin/touchlockctl" --out "$CACHE/out-systemd" "$@"
