@@ -18,7 +18,7 @@ Checks, each on what an integrator would look at:
              NRestarts goes up by one, a new main PID is active and shows the lock screen.
   lockout    two wrong patterns, `systemctl restart touchlockd`: still 2 failures; three
              more: locked out; `systemctl restart touchlockd`: still locked out with 5
-             failures and the wait going on (not started again).
+             failures and the wait going on (not started again), the nodes drawn disabled.
   security   `systemd-analyze security touchlockd.service` in the guest gives the exposure
              the README states.
   wait-unlock  a stand-in kiosk app with the package's example drop-in, started while
@@ -293,7 +293,10 @@ class Run:
             if st["state"] != "lockout" or st.get("failures") != 5 or not 0 < st.get("retry_after_ms", 0) <= before:
                 raise CheckFailed(f"after a restart while locked out ({before} ms left): " + json.dumps(st))
             print(f"vm-systemd: locked out, {before} ms left; after the restart {st['retry_after_ms']} ms", flush=True)
-            save(self.out, "systemd-lockout.png", g.screendump())
+            # The restarted daemon shows the lockout: every node drawn disabled.
+            img = wait_for("the lockout screen (nodes disabled)", 5, lambda: (lambda i: i if all(
+                i.classify(x, y)[0] == "disabled" for x, y in nodes) else None)(g.screendump()))
+            save(self.out, "systemd-lockout.png", img)
             shared["lockout"] = True
 
         def security():
