@@ -2,9 +2,9 @@
 # touchlock installed from its .deb on a small Debian 12 booted with systemd as PID 1:
 # builds the package (scripts/deb) unless --deb names one, prepares the base root file
 # system (scripts/vm/prepare-systemd.sh, cached in .vm/systemd/), unpacks it, installs
-# the package there with dpkg in a chroot and enables the unit as README.Debian says,
-# then boots it under QEMU and runs the checks (Tests/VM/run_systemd.py: the test's own
-# files are added to the image there).
+# the package there with dpkg in a chroot, then runs Tests/VM/run_systemd.py: it adds
+# the test's settings and files, enables the unit as README.Debian says, packs the root
+# into an initramfs, boots it under QEMU and runs the checks. Runs as root.
 #
 #   scripts/vm/systemd.sh [--deb FILE] [run_systemd.py options, e.g. --out DIR]
 #
@@ -21,9 +21,8 @@ if [ "${1:-}" = "--deb" ]; then
     shift 2
 fi
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
+# dpkg and systemctl run in a chroot, and the root's files are root's.
+[ "$(id -u)" -eq 0 ] || { echo "vm-systemd: run as root (dpkg -i and systemctl enable in a chroot)"; exit 1; }
 
 t0=$(date +%s)
 if [ -z "$DEB" ]; then
@@ -38,15 +37,15 @@ t1=$(date +%s)
 # The guest's root: the base, and the package installed as on any Debian system.
 DIR="$CACHE/systemd"
 R="$DIR/root"
-as_root rm -rf "$R"
+rm -rf "$R"
 mkdir -p "$R"
 BASE=$(ls -t "$DIR"/base-*.tar | head -n 1)
-as_root tar --numeric-owner --xattrs -xf "$BASE" -C "$R"
+tar --numeric-owner --xattrs -xf "$BASE" -C "$R"
 # The base's packages were installed without their docs and man pages; touchlock's are
 # installed whole.
-as_root rm -f "$R/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
+rm -f "$R/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
 cp "$DEB" "$R/tmp/touchlock.deb"
-as_root chroot "$R" dpkg -i /tmp/touchlock.deb > "$DIR/dpkg.log" 2>&1 \
+chroot "$R" dpkg -i /tmp/touchlock.deb > "$DIR/dpkg.log" 2>&1 \
     || { cat "$DIR/dpkg.log"; echo "vm-systemd: dpkg -i failed in the guest's root"; exit 1; }
 rm -f "$R/tmp/touchlock.deb"
 # touchinject, built on this Debian 12 against libevdev2, which the guest has.
