@@ -42,12 +42,14 @@ private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Eve
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         try writeFile(d.statePath, try enrolledState())
         let replay = d.dir + "/wrong.evemu"
-        try writeFile(replay, recording(of: fiveWrong, on: screen))
+        // The replay runs on the wall clock: strokes 1.5 s apart leave room for a check and
+        // the 100 ms error hold even on a loaded machine, so no stroke falls into the hold.
+        try writeFile(replay, recording(of: fiveWrong, on: screen, gap: 1_500_000))
 
         try d.start(replay: replay)
         let sub = try d.client()
         _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
-        let lockout = try waitEvent(sub) { if case .lockout = $0 { true } else { false } }
+        let lockout = try waitEvent(sub, timeout: 30_000) { if case .lockout = $0 { true } else { false } }
         #expect(lockout != nil, "no lockout event; log:\n\(d.log)")
         let before = try d.status()
         #expect(before.state == .lockout && before.failures == 5)
