@@ -1,4 +1,3 @@
-import FoundationEssentials
 import TouchlockCore
 
 /// The control protocol: newline-delimited JSON over a Unix stream socket.
@@ -558,24 +557,25 @@ public enum Event: Codable, Hashable, Sendable {
     }
 }
 
-/// Encoding and decoding of single lines. Not thread-safe; each owner keeps its own.
+/// Encoding and decoding of single lines, with `JSON` and `JSONCoding`.
 struct LineCodec {
-    private let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-    private let decoder = JSONDecoder()
-
     /// `value` as one line, newline included.
     func line<T: Encodable>(_ value: T) throws -> [UInt8] {
-        var bytes = [UInt8](try encoder.encode(value))
+        var bytes: [UInt8] = []
+        try JSONCoding.encode(value).write(into: &bytes)
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
 
-    func decode<T: Decodable>(_ type: T.Type, from bytes: some Sequence<UInt8>) throws -> T {
-        try decoder.decode(type, from: Data(bytes))
+    /// Malformed JSON is `DecodingError.dataCorrupted`, with the syntax error as its
+    /// underlying error.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
+        let json: JSON
+        do { json = try JSON.parse(bytes) } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "malformed JSON: \(error)",
+                                                    underlyingError: error))
+        }
+        return try JSONCoding.decode(type, from: json)
     }
 
     /// A successful reply: id, ok and the body's fields in one object.
