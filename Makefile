@@ -38,7 +38,8 @@ SWIFT ?= swift
 SWIFT_LDFLAGS ?=
 # Its own build directory: other flags than a plain `swift build -c release`.
 SCRATCH ?= .build/make
-SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) \
+# The static Swift runtime's libstdc++ from its archive too (see scripts/static-libstdc++).
+SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) -Xlinker -L$(CURDIR)/scripts/static-libstdc++ \
 	-Xcc '-DTOUCHLOCK_DATADIR="$(PKGDATADIR)"' \
 	-Xcc '-DTOUCHLOCK_CONFDIR="$(PKGCONFDIR)"' \
 	-Xcc '-DTOUCHLOCK_RUNDIR="$(PKGRUNDIR)"' \

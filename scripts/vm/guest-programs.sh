@@ -6,9 +6,9 @@ PROGRAMS=""
 BIN=""
 if [ "${BUILD_DAEMON:-1}" -eq 1 ]; then
     (cd "$ROOT" && for product in touchlockd touchlockctl; do
-        swift build -c release --static-swift-stdlib --product "$product"
+        swift build -c release --static-swift-stdlib -Xlinker -L"$ROOT/scripts/static-libstdc++" --product "$product"
     done)
-    BIN=$(cd "$ROOT" && swift build -c release --static-swift-stdlib --show-bin-path)
+    BIN=$(cd "$ROOT" && swift build -c release --static-swift-stdlib -Xlinker -L"$ROOT/scripts/static-libstdc++" --show-bin-path)
     PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
 fi
 mkdir -p "$CACHE/bin"

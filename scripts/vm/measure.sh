@@ -23,9 +23,9 @@ mkdir -p "$CACHE/bin"
 
 cd "$ROOT"
 for product in touchlockd touchlockctl; do
-    swift build -c release --static-swift-stdlib --product "$product"
+    swift build -c release --static-swift-stdlib -Xlinker -L"$ROOT/scripts/static-libstdc++" --product "$product"
 done
-BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
+BIN=$(swift build -c release --static-swift-stdlib -Xlinker -L"$ROOT/scripts/static-libstdc++" --show-bin-path)
 
 # The protocol's touchscreen injector, static as its README asks.
 gcc -static -O2 -o "$CACHE/bin/mtool" "$TOOLS/mtool.c"
