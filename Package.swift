@@ -22,7 +22,9 @@ let package = Package(
                        providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CDrm", path: "Modules/CDrm", pkgConfig: "libdrm",
                        providers: [.apt(["libdrm-dev"])]),
-        .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "cairo",
+        // Linked from Debian's static cairo and pixman (see its module map); pkg-config's
+        // fontconfig gives the FreeType include path cairo-ft.h needs.
+        .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "fontconfig",
                        providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
         .systemLibrary(name: "CInih", path: "Modules/CInih", pkgConfig: "inih",
@@ -40,7 +42,8 @@ let package = Package(
                 swiftSettings: mocking),
         // The frame in system memory that Render draws into and Display copies from.
         .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"]),
-        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockPixels", "CCairo"]),
+        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockPixels", "CCairo"],
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CCairo"])]),
         .target(name: "TouchlockDisplay",
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"],
                 swiftSettings: mocking),

@@ -1,6 +1,6 @@
 #pragma once
-#include <cairo.h>
+#include <cairo/cairo.h>
 /* Text goes through cairo's FreeType backend with faces chosen by fontconfig, so a
    label's characters pick a font that has them (CJK included). */
-#include <cairo-ft.h>
+#include <cairo/cairo-ft.h>
 #include <fontconfig/fontconfig.h>
