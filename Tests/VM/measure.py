@@ -135,7 +135,7 @@ class Measure:
                " /^(Rss|Pss|Private_Clean|Private_Dirty|Anonymous):/ { v[n, $1] += $2 }"
                " END { for (k in c) printf \"%6d %6d %6d %6d %6d %3d %s\\n\", v[k, \"Rss:\"], v[k, \"Pss:\"],"
                " v[k, \"Private_Clean:\"], v[k, \"Private_Dirty:\"], v[k, \"Anonymous:\"], c[k], k }'"
-               " /proc/$PPID_/smaps | sort -k2 -rn | head -25")
+               " /proc/$PPID_/smaps | sort -k2 -rn | head -40")
         per_mapping = awk
         _, lines = g.run(awk)
         print("smaps:    Rss    Pss  PrivC  PrivD   Anon  #  mapping (kB, after start)", flush=True)
