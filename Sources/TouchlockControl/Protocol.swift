@@ -390,6 +390,37 @@ public struct Status: Codable, Hashable, Sendable {
     /// `blank` while the screen is switched off (locked and untouched for `blank_s`),
     /// else `awake`.
     public var power: String?
+    /// Each output (connected screen) the lock screen is shown on.
+    public var outputs: [Output]?
+
+    /// One output: `state` is `active`, `handed_over` (after an unlock) or `inactive`
+    /// (lost: `reason` says how, `detail` what the kernel said, `retry_error` why the
+    /// last retry failed).
+    public struct Output: Codable, Hashable, Sendable {
+        public var name: String
+        public var state: String
+        public var reason: String?
+        public var detail: String?
+        public var retryError: String?
+        public var screen: Screen
+        /// The pattern grid as laid out on this output, when it shows one.
+        public var pattern: Pattern?
+
+        public init(_ o: OutputState, screen: Size, grid: PatternGrid?) {
+            name = o.name
+            state = o.phase.name
+            reason = o.reason?.code
+            detail = o.reason.map { "\($0)" }
+            retryError = o.retryError
+            self.screen = Screen(screen)
+            pattern = grid.map(Pattern.init)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, state, reason, detail, screen, pattern
+            case retryError = "retry_error"
+        }
+    }
 
     public init(state: State, failures: Int, method: UnlockMethod?, screen: Screen, pattern: Pattern?) {
         self.state = state; self.failures = failures; self.method = method
@@ -414,7 +445,7 @@ public struct Status: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case state, failures, method, reason, record, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power
+        case state, failures, method, reason, record, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power, outputs
         case displayReason = "display_reason"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"

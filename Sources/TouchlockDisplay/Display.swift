@@ -20,6 +20,15 @@ public protocol Display: AnyObject {
     /// Called on the loop when a submitted frame is on screen (a page flip completed),
     /// with the completion time.
     var onFrameComplete: ((Instant) -> Void)? { get set }
+    /// The output's name (the connector's, e.g. HDMI-A-1), for status and the log.
+    var name: String { get }
+    /// Shown, handed over, or lost and why.
+    var state: OutputState { get }
+    /// Called when `state` changes phase (status and metrics follow it).
+    var onStateChanged: (() -> Void)? { get set }
+    /// Called when the output needs the whole frame presented again (it is back, or it
+    /// recovered from a flip that never completed).
+    var onRedrawNeeded: (() -> Void)? { get set }
 
     /// Copies the damaged rectangles of `shadow` to the next scanout buffer and submits it.
     /// `damage` is the damage of this frame only; the display adds what its back buffer
@@ -33,6 +42,10 @@ public protocol Display: AnyObject {
     /// Takes the display back: DRM master, and a full mode set and redraw at the next
     /// present. Fails (EBUSY, EACCES, EINVAL) while another process holds DRM master.
     func acquire() throws(SystemError)
+
+    /// Something that may have given a lost display back happened: an inactive output
+    /// tries again (DRM master, events, a full mode set).
+    func retry(_ trigger: OutputState.Trigger)
 
     /// Switches the screen off (blank) or on again; frames are not presented while off.
     func setPowered(_ on: Bool) throws(SystemError)
@@ -49,4 +62,6 @@ extension Display {
     public func acquire() throws(SystemError) {}
     /// A display without power control stays on.
     public func setPowered(_ on: Bool) throws(SystemError) {}
+    /// A display that cannot be lost has nothing to retry.
+    public func retry(_ trigger: OutputState.Trigger) {}
 }

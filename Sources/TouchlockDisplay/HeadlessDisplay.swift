@@ -17,6 +17,10 @@ public final class HeadlessDisplay: Display {
     public let physicalSize: (width: Int, height: Int)? = nil
     public private(set) var isBusy = false
     public var onFrameComplete: ((Instant) -> Void)?
+    public let name = "headless"
+    public let state = OutputState(name: "headless")
+    public var onStateChanged: (() -> Void)?
+    public var onRedrawNeeded: (() -> Void)?
     private let loop: EventLoop
     private let outputDirectory: String?
     private let writePNG: (ShadowBuffer, String) throws -> Void

@@ -83,6 +83,11 @@ final class Daemon {
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
         }
+        presenter.display.onStateChanged = { [unowned self] in
+            let o = self.presenter.display.state
+            Log.info("output \(o.name): \(o.phase.name)\(o.reason.map { " (\($0))" } ?? "")")
+            self.textfile?.changed()
+        }
         presenter.onFirstFrame = {
             Log.info("first frame shown")
             ServiceNotify.send("READY=1\nSTATUS=locked")
@@ -144,6 +149,7 @@ final class Daemon {
     private func displayReady() {
         let purpose = awaiting
         awaiting = .nothing
+        presenter.retry(.terminalAcquired)
         do {
             try presenter.take()
         } catch {
@@ -195,6 +201,7 @@ final class Daemon {
     private var displayState: String {
         if awaiting != .nothing { return "taking" }
         if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
+        if presenter.display.state.reason != nil { return "not_shown" }
         return "shown"
     }
 
@@ -321,10 +328,13 @@ final class Daemon {
     var status: Status {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
-        if s.display == "not_shown" { s.displayReason = displayFailure }
+        if s.display == "not_shown" {
+            s.displayReason = presenter.display.state.reason.map { "output \(presenter.display.name): \($0)" } ?? displayFailure
+        }
         s.vt = terminal?.number
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
+        s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
         if let d = store.damage {
             s.record = "damaged"
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
@@ -355,6 +365,8 @@ final class Daemon {
     func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
         if lockReplies.isEmpty { displayRefusal = nil }
         lockReplies.append(done)
+        // An output lost while locked (another process took master) is tried again.
+        presenter.retry(.lockRequested)
         if awaiting == .nothing, lock.hold == .held, presenter.isReleased, let terminal {
             // Locked, but the lock screen never made it to the display: try again.
             awaiting = .retry

@@ -42,11 +42,6 @@ final class Presenter {
     /// flip's completion; the next loop turn when headless).
     private(set) var eventToShown = LatencyEstimator()
     private(set) var framesPresented = 0
-    /// When the frame in flight was submitted.
-    private var submittedAt: Instant?
-    /// A frame in flight longer than this is a stuck display (a page flip that never
-    /// completes).
-    static let flipTimeout = Interval.milliseconds(1000)
 
     /// `shown`: the display is ours from the start; else nothing is shown before `take`
     /// (a VT switch brings it).
@@ -59,6 +54,7 @@ final class Presenter {
         renderer = Renderer(shadow: shadow)
         unpresented = Damage(bounds: display.size)
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
+        display.onRedrawNeeded = { [unowned self] in self.presentAll() }
     }
 
     /// Asks for the current scene to be drawn on this loop turn's end; `eventTime` is the
@@ -132,20 +128,33 @@ final class Presenter {
         presentIfIdle()
     }
 
+    /// The output lost what it showed (it is back, or a stuck flip was abandoned): the
+    /// whole shadow buffer is presented again.
+    private func presentAll() {
+        unpresented.addAll()
+        presentIfIdle()
+    }
+
+    /// Tries a lost output again (it may be back after a VT switch, a `lock`, a hotplug).
+    func retry(_ trigger: OutputState.Trigger) {
+        display.retry(trigger)
+    }
+
     private func presentIfIdle() {
-        guard !released, !blank, !display.isBusy, !unpresented.isEmpty else {
+        guard !released, !blank, display.state.isActive, !display.isBusy, !unpresented.isEmpty else {
             settle()
             return
         }
         do {
             try display.present(shadow, damage: unpresented)
         } catch {
-            Log.error("cannot show a frame: \(error)")
+            // The output went inactive (status says why) or the frame is tried again.
+            Log.error("output \(display.name): cannot show a frame: \(error)")
+            settle()
             return
         }
         unpresented.removeAll()
         framesPresented += 1
-        submittedAt = EventLoop.now()
         if let t = pendingEventTime {
             eventToSubmit.record(EventLoop.now() - t)
             inFlightEventTime = t
@@ -156,7 +165,8 @@ final class Presenter {
     /// With nothing in flight and nothing left to draw, a pending stop or hand-over is
     /// carried out.
     private func settle() {
-        guard !display.isBusy, unpresented.isEmpty, !redrawQueued else { return }
+        // A lost output shows nothing of the secret either: it does not hold a hand-over up.
+        guard !redrawQueued, (!display.isBusy && unpresented.isEmpty) || !display.state.isActive else { return }
         if stopPending {
             stopPending = false
             loop.stop()
@@ -185,12 +195,10 @@ final class Presenter {
     /// Why the screen is stuck at `now` (a frame submitted and never shown), or nil while
     /// frames complete or nothing needs drawing.
     func stuck(at now: Instant) -> String? {
-        guard display.isBusy, let t = submittedAt, now - t > Self.flipTimeout else { return nil }
-        return "a frame submitted \((now - t).milliseconds) ms ago is not shown yet (the page flip did not complete)"
+        display.state.stuck(at: now)
     }
 
     private func frameComplete(at t: Instant) {
-        submittedAt = nil
         if let e = inFlightEventTime {
             eventToShown.record(t - e)
             inFlightEventTime = nil

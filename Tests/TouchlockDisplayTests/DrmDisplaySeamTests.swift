@@ -130,21 +130,92 @@ struct DrmDisplaySeamTests {
         ] + freed(2) + freed(1) + ["close"])
     }
 
-    @Test func modeSetRefusedWhileAnotherProcessIsMasterSaysSo() throws {
+    @Test func modeSetRefusedWhileAnotherProcessIsMasterMakesTheOutputInactiveUntilARetry() throws {
         let card = FakeDrmDevice()
         card.fail("drmModeSetCrtc", with: EACCES)
+        card.master = false  // another process took it
         let loop = try EventLoop(signals: [])
         try card.run {
             let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            var changes = 0
+            display.onStateChanged = { changes += 1 }
             let shadow = ShadowBuffer(size: display.size)
             let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.errno == .permissionDenied)
             #expect(e.map { "\($0)".contains("not DRM master") } == true)
             #expect(!display.isBusy)
-            // The next present tries again, and shows.
-            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(display.state.reason?.code == "master_lost" && changes == 1)
+            // Lost is a state: presents are refused without touching the card.
+            let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            #expect(refused.map { "\($0)".contains("inactive: DRM master lost") } == true)
+            #expect(card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count == 1)
+            // A `lock` retries: master is taken again and the next present sets the mode.
+            var redraws = 0
+            display.onRedrawNeeded = { redraws += 1 }
+            display.retry(.lockRequested)
+            #expect(display.state.isActive && redraws == 1 && changes == 2)
+            try display.present(shadow, damage: Damage(bounds: display.size))
             #expect(try waitForFrame(display, loop))
             #expect(card.scannedOut == 101)
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmSetMaster") == ["drmSetMaster", "drmModeSetCrtc(1)", "drmModeSetCrtc(console)"]
+                + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func aFlipThatNeverCompletesIsAbandonedAndTheModeSetAgain() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            card.holdFlips = true
+            try display.present(shadow, damage: fullDamage(display.size))  // flip to 2, never shown
+            #expect(display.isBusy)
+            var redraws = 0
+            display.onRedrawNeeded = { redraws += 1; loop.stop() }
+            let start = EventLoop.now()
+            let timer = loop.schedule(at: start + .milliseconds(2000)) { _ in loop.stop() }
+            try loop.run()
+            loop.cancel(timer)
+            let waited = EventLoop.now() - start
+            // Recovered on the flip timer (a timerfd on the loop), not at the 2 s guard.
+            #expect(redraws == 1 && waited >= OutputState.flipTimeout && waited < .milliseconds(1500))
+            #expect(!display.isBusy && display.state.isActive)
+            // The next frame is a full mode set.
+            try display.present(shadow, damage: Damage(bounds: display.size))
+            #expect(try waitForFrame(display, loop))
+            #expect(display.state.timeouts == 0)
+            display.shutdown()
+        }
+        #expect(card.trace(from: "drmModePageFlip") == ["drmModePageFlip(2)", "drmModeSetCrtc(1)", "drmModeSetCrtc(console)"] + freed(2) + freed(1) + ["close"])
+        #expect(card.outstanding == 0)
+    }
+
+    @Test func unreadableEventsMakeTheOutputInactiveAndARetryReadsThemAgain() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            try display.present(shadow, damage: fullDamage(display.size))
+            #expect(try waitForFrame(display, loop))
+            card.failEvents = EIO
+            try display.present(shadow, damage: fullDamage(display.size))
+            display.onStateChanged = { loop.stop() }
+            let timer = loop.schedule(at: EventLoop.now() + .milliseconds(2000)) { _ in loop.stop() }
+            try loop.run()
+            loop.cancel(timer)
+            #expect(display.state.reason?.code == "events_failed")
+            #expect(display.state.stuck(at: EventLoop.now() + .milliseconds(5000)) == nil)
+            card.failEvents = nil
+            display.retry(.hotplug)
+            #expect(display.state.isActive)
+            try display.present(shadow, damage: Damage(bounds: display.size))
+            #expect(try waitForFrame(display, loop))
             display.shutdown()
         }
         #expect(card.outstanding == 0)
@@ -162,11 +233,11 @@ struct DrmDisplaySeamTests {
             let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.call == "drmModePageFlip" && e?.errno == .noDevice)
             #expect(!display.isBusy)
+            #expect(display.state.reason?.code == "flip_failed")
             display.shutdown()
         }
-        #expect(card.trace(from: "drmModePageFlip") == [
-            "drmModePageFlip(2) = No such device", "drmModeSetCrtc(console)",
-        ] + freed(2) + freed(1) + ["close"])
+        // The output is lost: its CRTC is not ours to restore.
+        #expect(card.trace(from: "drmModePageFlip") == ["drmModePageFlip(2) = No such device"] + freed(2) + freed(1) + ["close"])
         #expect(card.outstanding == 0)
     }
 

@@ -27,6 +27,12 @@ final class FakeDrmDevice: @unchecked Sendable {
     private var nextHandle: UInt32 = 1
     private var mappings: [UnsafeMutableRawPointer: (handle: UInt32, length: Int)] = [:]
     private var pendingFlip: UnsafeMutableRawPointer?
+    /// Whether the open card is DRM master (another process may take it: a test sets it false).
+    var master = true
+    /// A flip is pending and its event will not come (a stuck driver) until `deliverFlip`.
+    var holdFlips = false
+    /// drmHandleEvent fails with this errno (a card whose events cannot be read).
+    var failEvents: Int32?
     /// What SetCrtc and PageFlip last put on screen.
     private(set) var scannedOut: UInt32 = 0
     /// The connector's "panel orientation" (0 Normal, 1 Upside Down, 2 Left Side Up,
@@ -132,13 +138,15 @@ final class FakeDrmDevice: @unchecked Sendable {
             value.pointee = 1
             return 0
         }
-        d.isMaster = { _ in 1 }
+        d.isMaster = { _ in self.master ? 1 : 0 }
         d.setMaster = { _ in
             if let e = self.enter("drmSetMaster") { errno = e; return -1 }
+            self.master = true
             return 0
         }
         d.dropMaster = { _ in
             if let e = self.enter("drmDropMaster") { errno = e; return -1 }
+            self.master = false
             return 0
         }
         d.getResources = { _ in
@@ -239,17 +247,21 @@ final class FakeDrmDevice: @unchecked Sendable {
             if let e = self.enter("drmModePageFlip", "drmModePageFlip(\(fbID - 100))") { errno = e; return -e }
             self.pendingFlip = userData
             self.scannedOut = fbID
-            var one: UInt64 = 1
-            _ = Glibc.write(self.eventWriter, &one, 8)  // the vblank arrives: the card turns readable
+            if !self.holdFlips { self.deliverFlip() }
             return 0
         }
         d.handleEvent = { fd, context in
             var count: UInt64 = 0
             guard Glibc.read(fd, &count, 8) == 8 else { return -1 }
+            if let e = self.failEvents { _ = self.enter("drmHandleEvent"); errno = e; return -1 }
             _ = self.enter("drmHandleEvent")
             if let userData = self.pendingFlip {
                 self.pendingFlip = nil
-                context.pointee.page_flip_handler?(fd, 1, 0, 0, userData)
+                if let handler2 = context.pointee.page_flip_handler2 {
+                    handler2(fd, 1, 0, 0, self.crtcID, userData)
+                } else {
+                    context.pointee.page_flip_handler?(fd, 1, 0, 0, userData)
+                }
             }
             return 0
         }
@@ -318,6 +330,12 @@ final class FakeDrmDevice: @unchecked Sendable {
         guard scannedOut > 100, let m = mappings.first(where: { $0.value.handle == scannedOut - 100 }) else { return nil }
         let pitch = Self.size.width * 4
         return m.key.load(fromByteOffset: y * pitch + x * 4, as: UInt32.self)
+    }
+
+    /// The vblank arrives: the card turns readable with the pending flip's event.
+    func deliverFlip() {
+        var one: UInt64 = 1
+        _ = Glibc.write(eventWriter, &one, 8)
     }
 
     /// Runs `body` with this device in place of the kernel's.
