@@ -42,6 +42,14 @@ public struct Config: Sendable {
     /// While locked, switch the screen off after this long untouched (`[display] blank_s`;
     /// nil: never).
     public var blankAfter: Interval?
+    /// Only these connectors show the lock screen (`[display] connectors`; empty: every
+    /// connected one).
+    public var displayConnectors: [String] = []
+    /// The mode to pick on each output that offers it (`[display] mode`; nil: preferred).
+    public var displayMode: DisplayMode?
+    /// The output the touch panels belong to (`[input] output`; nil: the output whose
+    /// physical size matches a panel's, else the first).
+    public var touchOutput: String?
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
     /// kiosk's after the unlock.
@@ -147,6 +155,20 @@ public struct Config: Sendable {
                 }
                 c.displayRotation = r
             }, show: { $0.displayRotation.map { "\($0)" } ?? "auto" }),
+        Key(section: "display", name: "connectors", flatName: nil,
+            set: { c, v throws(BadValue) in
+                let names = v.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }) }.filter { !$0.isEmpty }
+                guard names.allSatisfy(Self.isConnectorName) else {
+                    throw BadValue(message: "expected connector names separated by commas (e.g. HDMI-A-1, DP-2), found '\(v)'")
+                }
+                c.displayConnectors = names
+            }, show: { $0.displayConnectors.joined(separator: ", ") }),
+        Key(section: "display", name: "mode", flatName: nil,
+            set: { c, v throws(BadValue) in
+                if v.isEmpty || v == "preferred" { c.displayMode = nil; return }
+                guard let m = DisplayMode(parsing: v) else { throw BadValue(message: "expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (e.g. 1920x1080@60) or preferred, found '\(v)'") }
+                c.displayMode = m
+            }, show: { $0.displayMode.map { "\($0)" } ?? "preferred" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {
@@ -192,7 +214,17 @@ public struct Config: Sendable {
             set: { c, v throws(BadValue) in c.theme.fontSize = try number(v, 4...200) }, show: { "\($0.theme.fontSize)" }),
     ]
 
+    /// A DRM connector's name: its type and number, e.g. HDMI-A-1, eDP-1, Virtual-2.
+    static func isConnectorName(_ v: String) -> Bool {
+        !v.isEmpty && v.utf8.count <= 32 && v.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+    }
+
     static let inputKeys: [Key] = [
+        Key(section: "input", name: "output", flatName: nil,
+            set: { c, v throws(BadValue) in
+                guard v.isEmpty || Self.isConnectorName(v) else { throw BadValue(message: "expected a connector name (e.g. HDMI-A-1), found '\(v)'") }
+                c.touchOutput = v.isEmpty ? nil : v
+            }, show: { $0.touchOutput ?? "" }),
         Key(section: "input", name: "quirk", flatName: "input_quirk",
             set: { c, v throws(BadValue) in
                 do throws(InputQuirk.ParseError) { c.inputQuirks.append(try InputQuirk.parse(v)) }
