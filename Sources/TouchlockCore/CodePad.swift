@@ -215,6 +215,21 @@ public struct CodePad: Sendable {
         }
     }
 
+    /// The same pad on another output's layout: digits, focus, press and key order kept.
+    public func relaid(on other: CodePadLayout) -> CodePad {
+        var c = CodePad(length: length, layout: other, secure: secure, reveal: reveal, submitOnOK: submitOnOK, at: blinkStart)
+        c.state = state
+        c.focused = focused
+        c.revealUntil = revealUntil
+        c.press = press
+        c.keyOrder = keyOrder
+        c.digits = digits
+        c.shuffle = shuffle
+        c.drawingTouch = drawingTouch
+        c.blockedTouch = blockedTouch
+        return c
+    }
+
     public var entered: Int { digits.count }
     /// The digits shown in the boxes: nil for a box that shows a dot or nothing.
     public func shownDigit(_ box: Int, at now: Instant) -> Int? {

@@ -172,7 +172,7 @@ public struct LockScreen: Sendable {
     public private(set) var session: Session
     public var builder: SceneBuilder
     /// Where the control that switches methods is (with both methods).
-    public let toggleRect: PixelRect?
+    public private(set) var toggleRect: PixelRect?
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
     public private(set) var hold = Hold.held
@@ -238,6 +238,51 @@ public struct LockScreen: Sendable {
             s.toggle?.pressed = switchPress?.inside ?? false
         }
         return s
+    }
+
+    /// This lock screen (its session, pads and prompt) drawn in the layout of `view`, the
+    /// same lock screen made for another output's size and density.
+    public func scene(laidOutAs view: LockScreen) -> Scene {
+        var v = self
+        v.builder = view.builder
+        v.toggleRect = view.toggleRect
+        switch (pads, view.pads) {
+        case (.pattern(let p), .pattern(let q)):
+            v.pads = .pattern(p.relaid(on: q.grid))
+        case (.code(let c), .code(let d)):
+            v.pads = .code(c.relaid(on: d.layout))
+        case (.both(let p, let c, let m), .both(let q, let d, _)):
+            v.pads = .both(p.relaid(on: q.grid), c.relaid(on: d.layout), showing: m)
+        case (.pattern, _), (.code, _), (.both, _):
+            Log.bug("lock screen: a view with other pads")
+            return view.scene
+        }
+        return v.scene
+    }
+
+    /// A point on `view` (another output's layout of this lock screen) at the same place
+    /// on this one: on the grid, a key, the boxes or the switch; elsewhere scaled.
+    public func point(_ p: Point, from view: LockScreen) -> Point {
+        func within(_ r: PixelRect, _ to: PixelRect) -> Point {
+            let fx = r.width > 0 ? (p.x - Double(r.x)) / Double(r.width) : 0.5
+            let fy = r.height > 0 ? (p.y - Double(r.y)) / Double(r.height) : 0.5
+            return Point(x: Double(to.x) + fx * Double(to.width), y: Double(to.y) + fy * Double(to.height))
+        }
+        func inside(_ r: PixelRect) -> Bool {
+            p.x >= Double(r.x) && p.y >= Double(r.y) && p.x < Double(r.x + r.width) && p.y < Double(r.y + r.height)
+        }
+        if let a = view.toggleRect, let b = toggleRect, inside(a) { return within(a, b) }
+        switch (pads, view.pads) {
+        case (.code(let c), .code(let d)), (.both(_, let c, .code), .both(_, let d, _)):
+            for (i, k) in d.layout.keys.enumerated() where i < c.layout.keys.count && inside(k) { return within(k, c.layout.keys[i]) }
+            if inside(d.layout.boxArea) { return within(d.layout.boxArea, c.layout.boxArea) }
+        case (.pattern(let g), .pattern(let h)), (.both(let g, _, .pattern), .both(let h, _, _)):
+            return h.grid.map(p, to: g.grid)
+        case (.pattern, _), (.code, _), (.both, _):
+            break
+        }
+        let from = PixelRect(x: 0, y: 0, width: view.builder.size.width, height: view.builder.size.height)
+        return within(from, PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height))
     }
 
     /// What the prompt says now.

@@ -24,6 +24,12 @@ public struct PatternGrid: Hashable, Sendable {
     }
 
     public var count: Int { rows * columns }
+
+    /// `p` on this grid moved to the same place relative to `other` (another output's).
+    public func map(_ p: Point, to other: PatternGrid) -> Point {
+        let k = cell > 0 ? other.cell / cell : 1
+        return Point(x: other.origin.x + (p.x - origin.x) * k, y: other.origin.y + (p.y - origin.y) * k)
+    }
     /// The radius nodes are drawn with.
     public var nodeRadius: Double { cell * 0.16 }
 

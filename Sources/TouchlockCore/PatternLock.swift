@@ -67,6 +67,20 @@ public struct PatternLock: Sendable {
         self.minimumLength = minimumLength
     }
 
+    /// The same lock on another output's grid (same rows and columns): the nodes by
+    /// number, the finger moved with the grid.
+    public func relaid(on other: PatternGrid) -> PatternLock {
+        var p = PatternLock(grid: other, minimumLength: minimumLength)
+        p.blockedTouch = blockedTouch
+        switch state {
+        case .drawing(let touch, let path, let finger):
+            p.state = .drawing(touch: touch, path: path, finger: grid.map(finger, to: other))
+        case .idle, .submitted, .accepted, .rejected:
+            p.state = state
+        }
+        return p
+    }
+
     /// The path drawn so far, in node order (empty when idle).
     public var path: [Int] {
         switch state {

@@ -17,6 +17,12 @@ final class Daemon {
     let options: Options
     private(set) var lock: LockScreen
     let presenter: Presenter
+    /// The other outputs: the same lock screen laid out for each one's size and density
+    /// (`view`), drawn by its own presenter; touches come through the primary's layout.
+    private var mirrors: [(presenter: Presenter, view: LockScreen)] = []
+    private let config: Config
+    /// Every presenter, the primary's first.
+    var presenters: [Presenter] { [presenter] + mirrors.map(\.presenter) }
     let store: StateStore
     private let verifier: Verifier
     private var inputs: Inputs?
@@ -51,7 +57,8 @@ final class Daemon {
     private let damagedCount: Int
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
-         terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil) {
+         terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = []) {
+        self.config = config
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
         self.options = options
@@ -83,11 +90,7 @@ final class Daemon {
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
         }
-        presenter.display.onStateChanged = { [unowned self] in
-            let o = self.presenter.display.state
-            Log.info("output \(o.name): \(o.phase.name)\(o.reason.map { " (\($0))" } ?? "")")
-            self.textfile?.changed()
-        }
+        watch(presenter.display)
         presenter.onFirstFrame = {
             Log.info("first frame shown")
             ServiceNotify.send("READY=1\nSTATUS=locked")
@@ -97,7 +100,42 @@ final class Daemon {
             terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
             terminal.onHandedBack = { Log.info("VT hand-off: the kiosk's VT is shown again") }
             // DRM master is dropped first: the kiosk cannot take it back while we hold it.
-            presenter.onReleased = { terminal.handBack() }
+            presenter.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
+        }
+        for d in others { addOutput(d) }
+    }
+
+    private func watch(_ display: Display) {
+        display.onStateChanged = { [unowned self, unowned display] in
+            let o = display.state
+            Log.info("output \(o.name): \(o.phase.name)\(o.reason.map { " (\($0))" } ?? "")")
+            self.textfile?.changed()
+        }
+    }
+
+    /// Our VT goes back to the kiosk once every output has been handed over.
+    private func handBackWhenAllReleased() {
+        if presenters.allSatisfy(\.isReleased) { terminal?.handBack() }
+    }
+
+    /// Shows the lock screen on one more output, laid out for its own size and density.
+    func addOutput(_ display: Display) {
+        let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
+        let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0)
+        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || terminal == nil,
+                          scene: { [unowned self] in self.lock.scene(laidOutAs: view) })
+        p.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
+        watch(display)
+        mirrors.append((p, view))
+        Log.info("output \(display.name): \(display.size.width)x\(display.size.height), \(Int(density.dpi.rounded())) dpi, shows the lock screen too")
+        p.redraw()
+    }
+
+    /// The outputs a hotplug removed (already torn down by their card).
+    func removeOutputs(_ displays: [Display]) {
+        for d in displays {
+            if d === presenter.display { Log.warning("output \(d.name): the primary output was unplugged; touches still map to its layout") }
+            mirrors.removeAll { $0.presenter.display === d }
         }
     }
 
@@ -134,7 +172,7 @@ final class Daemon {
     func start() {
         perform(lock.begin(at: EventLoop.now()))
         perform(lock.resume(at: EventLoop.now()))
-        presenter.draw()
+        for p in presenters { p.draw() }
         if let terminal {
             awaiting = .startup
             terminal.show()
@@ -149,8 +187,11 @@ final class Daemon {
     private func displayReady() {
         let purpose = awaiting
         awaiting = .nothing
-        presenter.retry(.terminalAcquired)
+        for p in presenters { p.retry(.terminalAcquired) }
         do {
+            for p in mirrors.map(\.presenter) {
+                do { try p.take() } catch { Log.warning("output \(p.display.name): cannot take it: \(error)") }
+            }
             try presenter.take()
         } catch {
             Log.warning("cannot take the display: \(error)")
@@ -160,7 +201,7 @@ final class Daemon {
             return
         }
         displayFailure = nil
-        presenter.redraw()
+        for p in presenters { p.redraw() }
         if purpose == .lockScreen { perform(lock.displayTaken(at: EventLoop.now())) }
         answerLockRequests()
     }
@@ -201,7 +242,7 @@ final class Daemon {
     private var displayState: String {
         if awaiting != .nothing { return "taking" }
         if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
-        if presenter.display.state.reason != nil { return "not_shown" }
+        if presenters.contains(where: { $0.display.state.reason != nil }) { return "not_shown" }
         return "shown"
     }
 
@@ -239,6 +280,7 @@ final class Daemon {
                 arm(t)
             case .redraw:
                 presenter.redraw(after: eventTime)
+                for m in mirrors { m.presenter.redraw() }
             case .takeDisplay:
                 awaiting = .lockScreen
                 if let terminal, presenter.isReleased {
@@ -248,11 +290,11 @@ final class Daemon {
                     displayReady()
                 }
             case .releaseDisplay:
-                if !options.once { presenter.releaseWhenShown() }
+                if !options.once { for p in presenters { p.releaseWhenShown() } }
             case .blankDisplay:
-                presenter.blankScreen()
+                for p in presenters { p.blankScreen() }
             case .wakeDisplay:
-                presenter.wake()
+                for p in presenters { p.wake() }
             case .grabInput:
                 inputs?.grab(true)
             case .releaseInput:
@@ -329,12 +371,13 @@ final class Daemon {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
         if s.display == "not_shown" {
-            s.displayReason = presenter.display.state.reason.map { "output \(presenter.display.name): \($0)" } ?? displayFailure
+            s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? displayFailure
         }
         s.vt = terminal?.number
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
+            + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
         if let d = store.damage {
             s.record = "damaged"
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
@@ -366,7 +409,7 @@ final class Daemon {
         if lockReplies.isEmpty { displayRefusal = nil }
         lockReplies.append(done)
         // An output lost while locked (another process took master) is tried again.
-        presenter.retry(.lockRequested)
+        for p in presenters { p.retry(.lockRequested) }
         if awaiting == .nothing, lock.hold == .held, presenter.isReleased, let terminal {
             // Locked, but the lock screen never made it to the display: try again.
             awaiting = .retry
@@ -386,7 +429,7 @@ final class Daemon {
         let current = lockedSince.map { (now - $0).microseconds } ?? 0
         m.lockedSeconds = Double(lockedMicroseconds &+ current) / 1e6
         m.inputDevices = inputs?.deviceCount ?? 0
-        m.outputs = presenter.isReleased ? 0 : 1
+        m.outputs = presenters.filter { !$0.isReleased && $0.display.state.isActive }.count
         return m
     }
 
@@ -431,8 +474,26 @@ final class Daemon {
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
         textfile?.flush()
+        // Torn down in reverse order of setup.
+        for m in mirrors.reversed() { m.presenter.shutdown() }
         presenter.shutdown()
         terminal?.shutdown()
         verifier.shutdown()
+    }
+}
+
+extension Daemon {
+    /// Why a screen is stuck (for the watchdog), or nil.
+    func stuck(at now: Instant) -> String? {
+        presenters.lazy.compactMap { $0.stuck(at: now) }.first
+    }
+
+    /// A display hotplug: the card's outputs changed (set up and torn down by it);
+    /// inactive outputs try again.
+    func outputsChanged(added: [Display], removed: [Display]) {
+        removeOutputs(removed)
+        for d in added { addOutput(d) }
+        for p in presenters { p.retry(.hotplug) }
+        textfile?.changed()
     }
 }

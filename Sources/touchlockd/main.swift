@@ -11,6 +11,40 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
     exit(code)
 }
 
+/// The DRM card the outputs are on, kept for the daemon's life (hotplug re-probes it).
+nonisolated(unsafe) var card: DrmCard?
+
+/// The outputs: the one the touch panels belong to first (`[input] output`, else the
+/// first connected), then the others.
+func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> [Display] {
+    let rotation = config.displayRotation
+    func drm() throws(SystemError) -> [Display] {
+        let c = try DrmCard.open(loop: loop, connectors: config.displayConnectors, mode: config.displayMode,
+                                   rotation: rotation)
+        card = c
+        var outputs = c.outputs
+        if let name = config.touchOutput {
+            if let i = outputs.firstIndex(where: { $0.connectorName == name }) {
+                outputs.insert(outputs.remove(at: i), at: 0)
+            } else {
+                Log.warning("[input] output = \(name): no such connected output; touches map to \(outputs[0].connectorName)")
+            }
+        }
+        return outputs
+    }
+    switch options.display {
+    case .headless:
+        return [try openDisplay(options, loop, rotation: rotation)]
+    case .drm:
+        do { return try drm() } catch { throw StartError("no usable DRM display: \(error)") }
+    case .auto:
+        do { return try drm() } catch {
+            Log.info("no usable DRM display (\(error)); using the headless display")
+            return [try openDisplay(options, loop, rotation: rotation)]
+        }
+    }
+}
+
 /// `rotation`: `[display] rotation` (nil: the panel's orientation, if the connector has one).
 func openDisplay(_ options: Options, _ loop: EventLoop, rotation: Rotation?) throws(StartError) -> Display {
     func headless() throws(StartError) -> Display {
@@ -154,12 +188,14 @@ func main() {
 
     let daemon: Daemon
     do {
-        let display = try openDisplay(options, loop, rotation: config.displayRotation)
+        let displays = try openDisplays(config, options, loop)
+        let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage)
         let (terminal, absence) = openTerminal(config, options, loop, display)
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
-                        terminal: terminal, terminalAbsence: absence)
+                        terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()))
+        card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 
@@ -186,11 +222,12 @@ func main() {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
 
-    startWatchdog(loop) { now in daemon.presenter.stuck(at: now) }
+    startWatchdog(loop) { now in daemon.stuck(at: now) }
     daemon.start()
     do { try loop.run() } catch { Log.error("\(error)") }
     control.close()
     daemon.shutdown()
+    card?.close()
     exit(0)
 }
 
