@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <linux/vt.h>
 #include <linux/kd.h>
+#include <linux/netlink.h>
 
 // ioctl is variadic, which Swift cannot call: one wrapper for an integer argument, one
 // for a pointer.

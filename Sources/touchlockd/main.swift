@@ -66,6 +66,30 @@ func openDisplay(_ options: Options, _ loop: EventLoop, rotation: Rotation?) thr
     }
 }
 
+/// The kernel's uevents, while a DRM card is driven.
+nonisolated(unsafe) var hotplug: UeventSocket?
+
+/// Probes `card`'s connectors again on each DRM hotplug uevent for it (several in one
+/// loop turn make one probe): new outputs are set up, unplugged ones torn down.
+func watchHotplug(_ card: DrmCard, _ loop: EventLoop) -> UeventSocket? {
+    let name = String(card.path.split(separator: "/").last ?? "")
+    var queued = false
+    do {
+        return try UeventSocket(loop: loop) { event in
+            guard event.drmHotplugCard == name, !queued else { return }
+            queued = true
+            loop.deferred {
+                queued = false
+                Log.info("drm: hotplug on \(name): probing the connectors")
+                do { try card.probe() } catch { Log.warning("drm: hotplug on \(name): \(error)") }
+            }
+        }
+    } catch {
+        Log.warning("no display hotplug: \(error)")
+        return nil
+    }
+}
+
 /// Our virtual terminal for the hand-off with a kiosk, or why there is none.
 func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
                   _ display: Display) -> (TerminalHandoff?, String?) {
@@ -196,6 +220,7 @@ func main() {
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()))
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
+        if let card { hotplug = watchHotplug(card, loop) }
         try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 
