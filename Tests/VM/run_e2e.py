@@ -320,14 +320,16 @@ class Guest:
         self.monitor, self.monitor_buf, self.prompts = s, b"", 1
         self._monitor_read_prompt(1)
 
-    def screendump(self):
+    def screendump(self, head=None):
+        """The picture of the display (of one head of the device with id "gpu", when told)."""
         if self.monitor is None:
             self.connect_monitor()
         self.dumps += 1
         path = os.path.join(self.workdir, f"dump{self.dumps}.ppm")
         self.prompts += 1
+        which = "" if head is None else f" gpu {head}"
         try:
-            self.monitor.sendall(f"screendump {path}\n".encode())
+            self.monitor.sendall(f"screendump {path}{which}\n".encode())
             self._monitor_read_prompt(self.prompts)
         except OSError as e:
             raise InfraError(f"screendump through the monitor failed: {e}")
@@ -458,11 +460,11 @@ def differing(a, b, rect):
     return count
 
 
-def poll_screen(guest, nodes, pattern, mode, timeout):
+def poll_screen(guest, nodes, pattern, mode, timeout, head=None):
     """Screendumps until the picture is right for `mode`; returns the image."""
     deadline = time.monotonic() + timeout
     while True:
-        img = guest.screendump()
+        img = guest.screendump(head)
         problems = verify(img, nodes, pattern, mode)
         if not problems:
             return img

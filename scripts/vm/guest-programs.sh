@@ -1,6 +1,7 @@
 # Sourced by scripts/vm/e2e.sh and kiosk.sh (after ROOT and CACHE are set): builds what
 # the guest runs. With BUILD_DAEMON=1 the release binaries (Swift runtime linked in
-# statically) are built and BIN names their folder; the uinput injector is always built.
+# statically) are built and BIN names their folder; the uinput injector and drmmaster (the
+# master-loss check's other process) are always built.
 # PROGRAMS lists the files to put in the guest image.
 PROGRAMS=""
 BIN=""
@@ -14,4 +15,5 @@ fi
 mkdir -p "$CACHE/bin"
 # shellcheck disable=SC2046
 gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
-PROGRAMS="$PROGRAMS $CACHE/bin/touchinject"
+gcc -O2 -Wall -o "$CACHE/bin/drmmaster" "$ROOT/Tests/VM/drmmaster.c"
+PROGRAMS="$PROGRAMS $CACHE/bin/touchinject $CACHE/bin/drmmaster"

@@ -10,7 +10,9 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
-MODULES="drm drm_kms_helper ttm drm_ttm_helper drm_vram_helper bochs uinput evdev"
+# bochs for the e2e test's display; virtio_gpu (with its dependencies, in load order) for the
+# outputs test's two heads.
+MODULES="drm drm_kms_helper ttm drm_ttm_helper drm_vram_helper bochs virtio_ring virtio drm_shmem_helper virtio_dma_buf virtio_gpu virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci uinput evdev"
 mkdir -p "$CACHE"
 
 as_root() {
@@ -40,7 +42,7 @@ fi
 KVER=${KPKG#linux-image-}
 
 if [ "$(cat "$CACHE/kernel.version" 2>/dev/null || true)" = "$KVER" ] && [ -f "$CACHE/vmlinux" ] \
-    && [ -f "$CACHE/modules/evdev.ko" ]; then
+    && [ "$(cat "$CACHE/modules/order" 2>/dev/null || true)" = "$MODULES" ]; then
     echo "prepare: kernel $KVER ready in $CACHE"
     exit 0
 fi
@@ -77,7 +79,9 @@ PY
 
 MODDIR="$CACHE/kernel/lib/modules/$KVER"
 for m in $MODULES; do
-    f=$(find "$MODDIR" -name "$m.ko.xz" -o -name "$m.ko" | head -n1)
+    # A module's file may spell its name with dashes (virtio-gpu.ko for virtio_gpu).
+    alt=$(echo "$m" | tr _ -)
+    f=$(find "$MODDIR" -name "$m.ko.xz" -o -name "$m.ko" -o -name "$alt.ko.xz" -o -name "$alt.ko" | head -n1)
     [ -n "$f" ] || { echo "prepare: module $m not found in $MODDIR" >&2; exit 1; }
     case "$f" in
         *.xz) python3 -c 'import lzma,sys; open(sys.argv[2],"wb").write(lzma.open(sys.argv[1]).read())' "$f" "$CACHE/modules/$m.ko" ;;
