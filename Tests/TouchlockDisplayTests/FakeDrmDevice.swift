@@ -3,8 +3,9 @@ import Glibc
 import TouchlockDisplay
 import TouchlockSystem
 
-/// A KMS device in memory: one connected connector (Virtual-1, 64x48) on one encoder and
-/// one CRTC, dumb buffers backed by anonymous memory, page flips completed through an
+/// A KMS device in memory: a connected connector (Virtual-1, 64x48) and a second one
+/// (Virtual-2, 32x24, unplugged until a test plugs it), each on its own encoder, with two
+/// CRTCs either encoder can drive, dumb buffers backed by anonymous memory, page flips completed through an
 /// eventfd that stands in for the card's descriptor. It records every call in order and
 /// fails the calls a test names with the errno it names, as a real card would (after an
 /// unplug, while another process is DRM master, with a flip pending).
@@ -12,6 +13,9 @@ final class FakeDrmDevice: @unchecked Sendable {
     static let path = "/dev/dri/card0"
     static let size = (width: 64, height: 48)
     let connectorID: UInt32 = 31, encoderID: UInt32 = 41, crtcID: UInt32 = 51
+    let connector2: UInt32 = 32, encoder2: UInt32 = 42, crtc2: UInt32 = 52
+    /// Whether Virtual-2 is plugged in.
+    var secondConnected = false
 
     /// Every call, in order: "drmModeAddFB(1)", "munmap(2)", "close"...
     private(set) var trace: [String] = []
@@ -27,6 +31,9 @@ final class FakeDrmDevice: @unchecked Sendable {
     private var nextHandle: UInt32 = 1
     private var mappings: [UnsafeMutableRawPointer: (handle: UInt32, length: Int)] = [:]
     private var pendingFlip: UnsafeMutableRawPointer?
+    private var pendingFlipCrtc: UInt32 = 0
+    /// Per CRTC, what SetCrtc and PageFlip last put on it.
+    private(set) var scannedOutOn: [UInt32: UInt32] = [:]
     /// Whether the open card is DRM master (another process may take it: a test sets it false).
     var master = true
     /// A flip is pending and its event will not come (a stuck driver) until `deliverFlip`.
@@ -43,21 +50,27 @@ final class FakeDrmDevice: @unchecked Sendable {
     private let crtcIDs: UnsafeMutablePointer<UInt32>
     private let encoderIDs: UnsafeMutablePointer<UInt32>
     private let modes: UnsafeMutablePointer<drmModeModeInfo>
+    /// Virtual-2's: 32x24 (preferred) and 16x12.
+    private let modes2: UnsafeMutablePointer<drmModeModeInfo>
 
     init() {
-        connectorIDs = .allocate(capacity: 1); connectorIDs.initialize(to: connectorID)
-        crtcIDs = .allocate(capacity: 1); crtcIDs.initialize(to: crtcID)
-        encoderIDs = .allocate(capacity: 1); encoderIDs.initialize(to: encoderID)
-        var mode = drmModeModeInfo()
-        mode.hdisplay = UInt16(Self.size.width)
-        mode.vdisplay = UInt16(Self.size.height)
-        mode.vrefresh = 60
-        mode.type = UInt32(DRM_MODE_TYPE_PREFERRED)
-        modes = .allocate(capacity: 1); modes.initialize(to: mode)
+        connectorIDs = .allocate(capacity: 2); connectorIDs.initialize(to: connectorID); connectorIDs[1] = connector2
+        crtcIDs = .allocate(capacity: 2); crtcIDs.initialize(to: crtcID); crtcIDs[1] = crtc2
+        encoderIDs = .allocate(capacity: 2); encoderIDs.initialize(to: encoderID); encoderIDs[1] = encoder2
+        func mode(_ w: Int, _ h: Int, preferred: Bool) -> drmModeModeInfo {
+            var m = drmModeModeInfo()
+            m.hdisplay = UInt16(w)
+            m.vdisplay = UInt16(h)
+            m.vrefresh = 60
+            m.type = preferred ? UInt32(DRM_MODE_TYPE_PREFERRED) : 0
+            return m
+        }
+        modes = .allocate(capacity: 1); modes.initialize(to: mode(Self.size.width, Self.size.height, preferred: true))
+        modes2 = .allocate(capacity: 2); modes2.initialize(to: mode(32, 24, preferred: true)); modes2[1] = mode(16, 12, preferred: false)
     }
 
     deinit {
-        connectorIDs.deallocate(); crtcIDs.deallocate(); encoderIDs.deallocate(); modes.deallocate()
+        connectorIDs.deallocate(); crtcIDs.deallocate(); encoderIDs.deallocate(); modes.deallocate(); modes2.deallocate()
         if fd >= 0 { Glibc.close(fd) }
         if eventWriter >= 0 { Glibc.close(eventWriter) }
     }
@@ -152,9 +165,9 @@ final class FakeDrmDevice: @unchecked Sendable {
         d.getResources = { _ in
             if let e = self.enter("drmModeGetResources") { errno = e; return nil }
             var r = drmModeRes()
-            r.count_crtcs = 1; r.crtcs = self.crtcIDs
-            r.count_connectors = 1; r.connectors = self.connectorIDs
-            r.count_encoders = 1; r.encoders = self.encoderIDs
+            r.count_crtcs = 2; r.crtcs = self.crtcIDs
+            r.count_connectors = 2; r.connectors = self.connectorIDs
+            r.count_encoders = 2; r.encoders = self.encoderIDs
             let p = UnsafeMutablePointer<drmModeRes>.allocate(capacity: 1)
             p.initialize(to: r)
             self.acquired("resources")
@@ -162,17 +175,24 @@ final class FakeDrmDevice: @unchecked Sendable {
         }
         d.freeResources = { p in self.released("resources"); p.deallocate() }
         d.getConnector = { _, id in
-            guard id == self.connectorID else { errno = ENOENT; return nil }
+            guard id == self.connectorID || id == self.connector2 else { errno = ENOENT; return nil }
             if let e = self.enter("drmModeGetConnector") { errno = e; return nil }
             var c = drmModeConnector()
             c.connector_id = id
-            c.encoder_id = self.encoderID
             c.connector_type = UInt32(DRM_MODE_CONNECTOR_VIRTUAL)
-            c.connector_type_id = 1
-            c.connection = DRM_MODE_CONNECTED
-            c.mmWidth = 100; c.mmHeight = 75
-            c.count_modes = 1; c.modes = self.modes
-            c.count_encoders = 1; c.encoders = self.encoderIDs
+            if id == self.connectorID {
+                c.encoder_id = self.encoderID
+                c.connector_type_id = 1
+                c.connection = DRM_MODE_CONNECTED
+                c.mmWidth = 100; c.mmHeight = 75
+                c.count_modes = 1; c.modes = self.modes
+                c.count_encoders = 1; c.encoders = self.encoderIDs
+            } else {
+                c.connector_type_id = 2
+                c.connection = self.secondConnected ? DRM_MODE_CONNECTED : DRM_MODE_DISCONNECTED
+                c.count_modes = self.secondConnected ? 2 : 0; c.modes = self.modes2
+                c.count_encoders = 1; c.encoders = self.encoderIDs + 1
+            }
             let p = UnsafeMutablePointer<drmModeConnector>.allocate(capacity: 1)
             p.initialize(to: c)
             self.acquired("connector")
@@ -180,11 +200,12 @@ final class FakeDrmDevice: @unchecked Sendable {
         }
         d.freeConnector = { p in self.released("connector"); p.deallocate() }
         d.getEncoder = { _, id in
-            guard id == self.encoderID else { errno = ENOENT; return nil }
+            guard id == self.encoderID || id == self.encoder2 else { errno = ENOENT; return nil }
             var e = drmModeEncoder()
             e.encoder_id = id
-            e.crtc_id = self.crtcID
-            e.possible_crtcs = 1
+            // The first drives the first CRTC now; either can drive either.
+            e.crtc_id = id == self.encoderID ? self.crtcID : 0
+            e.possible_crtcs = 0b11
             let p = UnsafeMutablePointer<drmModeEncoder>.allocate(capacity: 1)
             p.initialize(to: e)
             self.acquired("encoder")
@@ -236,17 +257,21 @@ final class FakeDrmDevice: @unchecked Sendable {
             return 0
         }
         d.setCrtc = { _, crtc, fbID, _, _, _, _, _ in
-            precondition(crtc == self.crtcID)
+            precondition(crtc == self.crtcID || crtc == self.crtc2)
             let what = fbID > 100 ? "\(fbID - 100)" : "console"
-            if let e = self.enter("drmModeSetCrtc", "drmModeSetCrtc(\(what))") { errno = e; return -e }
-            self.scannedOut = fbID
+            let on = crtc == self.crtcID ? "" : " on CRTC 2"
+            if let e = self.enter("drmModeSetCrtc", "drmModeSetCrtc(\(what))\(on)") { errno = e; return -e }
+            if crtc == self.crtcID { self.scannedOut = fbID }
+            self.scannedOutOn[crtc] = fbID
             return 0
         }
-        d.pageFlip = { fd, _, fbID, _, userData in
+        d.pageFlip = { fd, crtc, fbID, _, userData in
             if self.pendingFlip != nil { _ = self.enter("drmModePageFlip"); errno = EBUSY; return -EBUSY }
             if let e = self.enter("drmModePageFlip", "drmModePageFlip(\(fbID - 100))") { errno = e; return -e }
             self.pendingFlip = userData
-            self.scannedOut = fbID
+            self.pendingFlipCrtc = crtc
+            if crtc == self.crtcID { self.scannedOut = fbID }
+            self.scannedOutOn[crtc] = fbID
             if !self.holdFlips { self.deliverFlip() }
             return 0
         }
@@ -258,7 +283,7 @@ final class FakeDrmDevice: @unchecked Sendable {
             if let userData = self.pendingFlip {
                 self.pendingFlip = nil
                 if let handler2 = context.pointee.page_flip_handler2 {
-                    handler2(fd, 1, 0, 0, self.crtcID, userData)
+                    handler2(fd, 1, 0, 0, self.pendingFlipCrtc, userData)
                 } else {
                     context.pointee.page_flip_handler?(fd, 1, 0, 0, userData)
                 }
@@ -317,7 +342,7 @@ final class FakeDrmDevice: @unchecked Sendable {
             p.deallocate()
         }
         d.connectorSetProperty = { _, connector, property, value in
-            precondition(connector == self.connectorID)
+            precondition(connector == self.connectorID || connector == self.connector2)
             let what = property == 61 ? (value == UInt64(DRM_MODE_DPMS_OFF) ? "DPMS off" : "DPMS on") : "property \(property)"
             if let e = self.enter("drmModeConnectorSetProperty", "drmModeConnectorSetProperty(\(what))") { errno = e; return -e }
             return 0
