@@ -8,10 +8,13 @@ public struct Uevent: Hashable, Sendable {
 
     public var subsystem: String? { properties["SUBSYSTEM"] }
 
-    /// A display was connected or disconnected on a DRM card (or its connectors must be
-    /// probed again): its card's name (card0), else nil.
+    /// A display was connected or disconnected on a DRM card, or its connectors must be
+    /// probed again: its card's name (card0), else nil. Every `change` of a card counts:
+    /// a plug sends one with HOTPLUG=1, a connector forced on or off through sysfs sends
+    /// none (the driver may not notice), and a change written to the card's `uevent` file
+    /// (SYNTH_UUID) asks for a probe; probing when nothing changed changes nothing.
     public var drmHotplugCard: String? {
-        guard subsystem == "drm", action == "change", properties["HOTPLUG"] == "1" else { return nil }
+        guard subsystem == "drm", action == "change", properties["DEVTYPE"].map({ $0 == "drm_minor" }) ?? true else { return nil }
         return properties["DEVNAME"].map { String($0.split(separator: "/").last ?? "") }
             ?? devpath.split(separator: "/").last.map(String.init)
     }

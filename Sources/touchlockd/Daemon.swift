@@ -241,8 +241,8 @@ final class Daemon {
     /// Whether the lock screen is on the display, for status.
     private var displayState: String {
         if awaiting != .nothing { return "taking" }
-        if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
         if presenters.contains(where: { $0.display.state.reason != nil }) { return "not_shown" }
+        if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
         return "shown"
     }
 

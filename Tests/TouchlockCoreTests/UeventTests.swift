@@ -20,9 +20,14 @@ struct UeventTests {
     @Test func otherEventsAreNotHotplugs() throws {
         let add = try #require(Uevent(datagram(["add@/devices/virtual/input/input7", "ACTION=add", "SUBSYSTEM=input"])))
         #expect(add.drmHotplugCard == nil)
-        // A DRM change without HOTPLUG=1 (a lease, a property) is not one either.
-        let lease = try #require(Uevent(datagram(["change@/devices/x/drm/card1", "ACTION=change", "SUBSYSTEM=drm", "LEASE=1"])))
-        #expect(lease.drmHotplugCard == nil)
+        // A connector's own events are not the card's.
+        let connector = try #require(Uevent(datagram(["change@/devices/x/drm/card1/card1-HDMI-A-1", "ACTION=change",
+                                                      "SUBSYSTEM=drm", "DEVTYPE=drm_connector"])))
+        #expect(connector.drmHotplugCard == nil)
+        // A change written to the card's uevent file asks for a probe too.
+        let synthetic = try #require(Uevent(datagram(["change@/devices/x/drm/card1", "ACTION=change", "DEVPATH=/devices/x/drm/card1",
+                                                      "SUBSYSTEM=drm", "SYNTH_UUID=0", "DEVNAME=dri/card1", "DEVTYPE=drm_minor"])))
+        #expect(synthetic.drmHotplugCard == "card1")
     }
 
     @Test func whatIsNotAKernelUeventIsRefused() {

@@ -4,9 +4,12 @@ kernel under QEMU with `-device virtio-gpu-pci,max_outputs=2` (the virtio_gpu dr
 connectors Virtual-1 and Virtual-2) and a uinput touchscreen, checked through status and
 QEMU's `screendump` of each head (HMP: `screendump FILE gpu HEAD`).
 
-QEMU without a window reports only the first head connected; the guest forces the second
-on and off through /sys/class/drm/card0-Virtual-2/status, which is how the kernel makes a
-connector (dis)appear and sends the DRM hotplug uevent a real plug sends.
+QEMU without a window reports only the first head connected, and has no command to plug
+or unplug a head at run time (only a window resize does, through the display's UI). The
+guest forces the second head on and off through /sys/class/drm/card0-Virtual-2/status;
+virtio_gpu sends no uevent for a forced connector (it does not poll), so the guest then
+writes "change" to /sys/class/drm/card0/uevent: the kernel sends the card's change uevent
+on the netlink socket, where touchlockd reads it and probes the connectors.
 
   (o1) two outputs  with Virtual-2 forced on before the start, status lists both active,
                     each with its own size, and each head's screendump shows the lock screen
@@ -109,7 +112,7 @@ class Outputs(Run):
 
         def unplug():
             since = guest.mark()
-            guest.run(f"echo off > {STATUS2}")
+            guest.run(f"echo off > {STATUS2} && echo change > /sys/class/drm/card0/uevent")
             guest.expect(r"Virtual-2 disconnected", 15, since, what="the daemon seeing Virtual-2 unplugged")
             guest.expect(r"Virtual-2 released", 15, since, what="Virtual-2 torn down")
             _, outs = self.outputs(guest, 1)
@@ -118,7 +121,7 @@ class Outputs(Run):
 
         def plug():
             since = guest.mark()
-            guest.run(f"echo on > {STATUS2}")
+            guest.run(f"echo on > {STATUS2} && echo change > /sys/class/drm/card0/uevent")
             guest.expect(r"Virtual-2 \d+x\d+@\d+Hz on CRTC", 15, since, what="Virtual-2 set up again")
             _, outs = self.outputs(guest, 2)
             nodes["Virtual-2"] = [tuple(p) for p in outs["Virtual-2"]["pattern"]["nodes"]]
@@ -156,6 +159,8 @@ class Outputs(Run):
             st = self.status(guest)
             lost = {o["name"]: (o["state"], o.get("reason")) for o in st["outputs"]}
             print(f"vm-outputs: while another process holds master: display {st.get('display')}, outputs {lost}", flush=True)
+            if st.get("display") != "not_shown":
+                raise CheckFailed(f"display is {st.get('display')} while the outputs are lost, want not_shown")
             if ("inactive", "master_lost") not in lost.values():
                 raise CheckFailed(f"status does not report an output inactive for master_lost: {json.dumps(st['outputs'])}")
             since = guest.mark()
