@@ -488,12 +488,15 @@ extension Daemon {
         presenters.lazy.compactMap { $0.stuck(at: now) }.first
     }
 
-    /// A display hotplug: the card's outputs changed (set up and torn down by it);
-    /// inactive outputs try again.
+    /// The card's outputs changed on a hotplug (set up and torn down by it).
     func outputsChanged(added: [Display], removed: [Display]) {
         removeOutputs(removed)
         for d in added { addOutput(d) }
-        for p in presenters { p.retry(.hotplug) }
         textfile?.changed()
+    }
+
+    /// After a hotplug's probe, changed or not: inactive outputs try again.
+    func hotplugged() {
+        for p in presenters { p.retry(.hotplug) }
     }
 }

@@ -70,8 +70,9 @@ func openDisplay(_ options: Options, _ loop: EventLoop, rotation: Rotation?) thr
 nonisolated(unsafe) var hotplug: UeventSocket?
 
 /// Probes `card`'s connectors again on each DRM hotplug uevent for it (several in one
-/// loop turn make one probe): new outputs are set up, unplugged ones torn down.
-func watchHotplug(_ card: DrmCard, _ loop: EventLoop) -> UeventSocket? {
+/// loop turn make one probe): new outputs are set up, unplugged ones torn down; then
+/// `probed` (inactive outputs try again).
+func watchHotplug(_ card: DrmCard, _ loop: EventLoop, probed: @escaping () -> Void) -> UeventSocket? {
     let name = String(card.path.split(separator: "/").last ?? "")
     var queued = false
     do {
@@ -82,6 +83,7 @@ func watchHotplug(_ card: DrmCard, _ loop: EventLoop) -> UeventSocket? {
                 queued = false
                 Log.info("drm: hotplug on \(name): probing the connectors")
                 do { try card.probe() } catch { Log.warning("drm: hotplug on \(name): \(error)") }
+                probed()
             }
         }
     } catch {
@@ -220,7 +222,7 @@ func main() {
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()))
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
-        if let card { hotplug = watchHotplug(card, loop) }
+        if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
         try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 

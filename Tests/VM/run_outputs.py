@@ -11,16 +11,16 @@ virtio_gpu sends no uevent for a forced connector (it does not poll), so the gue
 writes "change" to /sys/class/drm/card0/uevent: the kernel sends the card's change uevent
 on the netlink socket, where touchlockd reads it and probes the connectors.
 
-  (o1) two outputs  with Virtual-2 forced on before the start, status lists both active,
+  (s1) two outputs  with Virtual-2 forced on before the start, status lists both active,
                     each with its own size, and each head's screendump shows the lock screen
                     (the idle nodes where that output's status places them);
-  (o2) unplug       Virtual-2 forced off: the daemon tears it down (hotplug uevent) and
+  (s2) unplug       Virtual-2 forced off: the daemon tears it down (hotplug uevent) and
                     status lists one output;
-  (o3) plug         forced on again: the daemon sets it up again and head 1 shows the lock
+  (s3) plug         forced on again: the daemon sets it up again and head 1 shows the lock
                     screen;
-  (o4) unlock       the pattern drawn on the panel (mapped to Virtual-1) unlocks: both heads
+  (s4) unlock       the pattern drawn on the panel (mapped to Virtual-1) unlocks: both heads
                     are handed over (no node left on either), status says handed_over;
-  (o5) master loss  another process (drmmaster) takes DRM master: `lock` is refused with
+  (s5) master loss  another process (drmmaster) takes DRM master: `lock` is refused with
                     display_busy and status lists the outputs inactive, reason master_lost;
                     once it lets go, `lock` brings the lock screen back on both heads.
 
@@ -44,9 +44,9 @@ STATUS2 = "/sys/class/drm/card0-Virtual-2/status"
 
 
 class Outputs(Run):
-    CHECKS = ["(o1) both outputs show the lock screen", "(o2) unplugging Virtual-2 tears it down",
-              "(o3) plugging it again shows the lock screen on it", "(o4) a pattern on the panel unlocks both",
-              "(o5) master taken by another process: inactive, then lock brings the screen back"]
+    CHECKS = ["(s1) both outputs show the lock screen", "(s2) unplugging Virtual-2 tears it down",
+              "(s3) plugging it again shows the lock screen on it", "(s4) a pattern on the panel unlocks both",
+              "(s5) master taken by another process: inactive, then lock brings the screen back"]
 
     def status(self, guest):
         _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
