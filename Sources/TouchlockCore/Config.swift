@@ -47,8 +47,7 @@ public struct Config: Sendable {
     public var displayConnectors: [String] = []
     /// The mode to pick on each output that offers it (`[display] mode`; nil: preferred).
     public var displayMode: DisplayMode?
-    /// The output the touch panels belong to (`[input] output`; nil: the output whose
-    /// physical size matches a panel's, else the first).
+    /// The output the touch panels belong to (`[input] output`; nil: the first).
     public var touchOutput: String?
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
