@@ -34,36 +34,23 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
     }
     switch options.display {
     case .headless:
-        return [try openDisplay(options, loop, rotation: rotation)]
+        return [try openHeadless(options, loop, rotation: rotation)]
     case .drm:
         do { return try drm() } catch { throw StartError("no usable DRM display: \(error)") }
     case .auto:
         do { return try drm() } catch {
             Log.info("no usable DRM display (\(error)); using the headless display")
-            return [try openDisplay(options, loop, rotation: rotation)]
+            return [try openHeadless(options, loop, rotation: rotation)]
         }
     }
 }
 
-/// `rotation`: `[display] rotation` (nil: the panel's orientation, if the connector has one).
-func openDisplay(_ options: Options, _ loop: EventLoop, rotation: Rotation?) throws(StartError) -> Display {
-    func headless() throws(StartError) -> Display {
-        do { return try HeadlessDisplay(size: options.headlessSize, rotation: rotation ?? .degrees0, loop: loop,
-                                        outputDirectory: options.headlessOut,
-                                            writePNG: { try $0.writePNG(to: $1) }) }
-        catch { throw StartError("\(error)") }
-    }
-    switch options.display {
-    case .headless:
-        return try headless()
-    case .drm:
-        do { return try DrmDisplay.open(loop: loop, rotation: rotation) } catch { throw StartError("no usable DRM display: \(error)") }
-    case .auto:
-        do { return try DrmDisplay.open(loop: loop, rotation: rotation) } catch {
-            Log.info("no usable DRM display (\(error)); using the headless display")
-            return try headless()
-        }
-    }
+/// The headless display (`--display headless`, or no usable DRM display with `auto`).
+func openHeadless(_ options: Options, _ loop: EventLoop, rotation: Rotation?) throws(StartError) -> Display {
+    do {
+        return try HeadlessDisplay(size: options.headlessSize, rotation: rotation ?? .degrees0, loop: loop,
+                                   outputDirectory: options.headlessOut, writePNG: { try $0.writePNG(to: $1) })
+    } catch { throw StartError("\(error)") }
 }
 
 /// The kernel's uevents, while a DRM card is driven.
