@@ -47,7 +47,8 @@ public struct Config: Sendable {
     public var displayConnectors: [String] = []
     /// The mode to pick on each output that offers it (`[display] mode`; nil: preferred).
     public var displayMode: DisplayMode?
-    /// The output the touch panels belong to (`[input] output`; nil: the first).
+    /// The output the touch panels belong to (`[input] output`; nil: for each panel the
+    /// output of its physical size, else the first).
     public var touchOutput: String?
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the

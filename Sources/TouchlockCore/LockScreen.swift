@@ -260,6 +260,31 @@ public struct LockScreen: Sendable {
         return v.scene
     }
 
+    /// A point on `view` (another output's layout of this lock screen) at the same place
+    /// on this one: on the grid, a key, the boxes or the switch; elsewhere scaled.
+    public func point(_ p: Point, from view: LockScreen) -> Point {
+        func within(_ r: PixelRect, _ to: PixelRect) -> Point {
+            let fx = r.width > 0 ? (p.x - Double(r.x)) / Double(r.width) : 0.5
+            let fy = r.height > 0 ? (p.y - Double(r.y)) / Double(r.height) : 0.5
+            return Point(x: Double(to.x) + fx * Double(to.width), y: Double(to.y) + fy * Double(to.height))
+        }
+        func inside(_ r: PixelRect) -> Bool {
+            p.x >= Double(r.x) && p.y >= Double(r.y) && p.x < Double(r.x + r.width) && p.y < Double(r.y + r.height)
+        }
+        if let a = view.toggleRect, let b = toggleRect, inside(a) { return within(a, b) }
+        switch (pads, view.pads) {
+        case (.code(let c), .code(let d)), (.both(_, let c, .code), .both(_, let d, _)):
+            for (i, k) in d.layout.keys.enumerated() where i < c.layout.keys.count && inside(k) { return within(k, c.layout.keys[i]) }
+            if inside(d.layout.boxArea) { return within(d.layout.boxArea, c.layout.boxArea) }
+        case (.pattern(let g), .pattern(let h)), (.both(let g, _, .pattern), .both(let h, _, _)):
+            return h.grid.map(p, to: g.grid)
+        case (.pattern, _), (.code, _), (.both, _):
+            break
+        }
+        let from = PixelRect(x: 0, y: 0, width: view.builder.size.width, height: view.builder.size.height)
+        return within(from, PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height))
+    }
+
     /// What the prompt says now.
     public var prompt: String {
         let m = builder.messages

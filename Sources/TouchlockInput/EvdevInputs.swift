@@ -23,6 +23,11 @@ public final class EvdevInputs {
     private var directory = "/dev/input"
     /// Grabbed while locked: new devices follow.
     private var grabbing = true
+    /// Where a touchscreen belongs when there are several outputs: its output's name,
+    /// logical size and rotation (nil: `screen` and the settings' rotation for all).
+    public var place: ((DeviceDescription) -> (output: String, screen: Size, rotation: Rotation))?
+    /// The output each touchscreen (by panel number, `ScreenTouch.panel`) belongs to.
+    public private(set) var outputOfPanel: [Int: String] = [:]
 
     public init(loop: EventLoop, screen: Size, settings: InputSettings,
          deliver: @escaping ([ScreenTouch], Instant) -> Void,
@@ -79,12 +84,23 @@ public final class EvdevInputs {
         let deliver = self.deliver
         var touch: TouchInput?
         let calibration = dev.udevProperty("LIBINPUT_CALIBRATION_MATRIX").flatMap(AffineMatrix.init(parsing:))
+        var settings = self.settings, screen = self.screen
+        let placed = place?(dev.description)
+        if let placed {
+            settings.displayRotation = placed.rotation
+            screen = placed.screen
+        }
         switch TouchInput.make(label: label, device: dev.description, settings: settings, screen: screen,
                                calibration: calibration, deliver: { touches, time in
                                    deliver(touches.map { var t = $0; t.id += base; return t }, time)
                                }) {
         case .success(let t):
             touch = t
+            if let placed {
+                outputOfPanel[base / ScreenTouch.panelStride] = placed.output
+                Log.info("touchscreen \(label) belongs to output \(placed.output)"
+                         + (dev.description.millimetres.map { " (\($0.width)x\($0.height) mm)" } ?? ""))
+            }
             touchIDBase += ScreenTouch.panelStride
             // The kernel sends only the values that change: a finger landing where the
             // last one left on one axis sends no value for that axis. The positions the

@@ -143,13 +143,38 @@ final class Daemon {
     func startInput(config: Config) throws(StartError) {
         inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
                             rotation: presenter.display.rotation,
+                            place: { [unowned self] device in self.place(device) },
                             touches: { [unowned self] touches, time in
-                                self.perform(self.lock.touches(touches, at: time), eventTime: time)
+                                self.perform(self.lock.touches(self.onPrimary(touches), at: time), eventTime: time)
                             },
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
+    }
+
+    /// The output a touchscreen belongs to (`[input] output`, else the one of its physical
+    /// size, else the primary), with the size and rotation its touches are mapped to.
+    private func place(_ device: DeviceDescription) -> (output: String, screen: Size, rotation: Rotation) {
+        let displays = presenters.map(\.display)
+        let outputs = displays.map { d in
+            PanelPlacement.Output(name: d.name, millimetres: d.physicalSize.map { Size(width: $0.width, height: $0.height) })
+        }
+        let d = displays[PanelPlacement.output(forPanel: device.millimetres, named: config.touchOutput, among: outputs)]
+        return (d.name, d.size, d.rotation)
+    }
+
+    /// Touches from a panel on another output, moved to the same place in the primary's
+    /// layout (the one the lock screen takes input in): on the same node, key or switch.
+    private func onPrimary(_ touches: [ScreenTouch]) -> [ScreenTouch] {
+        guard !mirrors.isEmpty else { return touches }
+        return touches.map { t in
+            guard let name = inputs?.output(ofPanel: t.panel), name != presenter.display.name,
+                  let m = mirrors.first(where: { $0.presenter.display.name == name }) else { return t }
+            var moved = t
+            moved.point = lock.point(t.point, from: m.view)
+            return moved
+        }
     }
 
     /// A replay paced by frames waits for each frame to be shown; input that changed

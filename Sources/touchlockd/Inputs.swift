@@ -11,7 +11,9 @@ final class Inputs {
     private var replay: ReplaySource?
 
     /// `screen`: the logical size; `rotation`: the display's, which touch follows.
+    /// `place`: where each touchscreen belongs, when there are several outputs.
     init(options: Options, config: Config, loop: EventLoop, screen: Size, rotation: Rotation = .degrees0,
+         place: ((DeviceDescription) -> (output: String, screen: Size, rotation: Rotation))? = nil,
          touches: @escaping ([ScreenTouch], Instant) -> Void,
          keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
         let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation,
@@ -19,6 +21,7 @@ final class Inputs {
         switch options.input {
         case .auto, .evdev:
             let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)
+            inputs.place = place
             inputs.openAll()
             if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input yet; waiting for one") }
             inputs.watchForHotplug()
@@ -52,6 +55,9 @@ final class Inputs {
         let p = Paths.demoRecording
         return access(p, R_OK) == 0 ? p : nil
     }
+
+    /// The output a panel's touches belong to (nil: the primary's).
+    func output(ofPanel panel: Int) -> String? { evdev?.outputOfPanel[panel] }
 
     /// Starts a replay, if there is one.
     func start() {

@@ -14,23 +14,18 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
 /// The DRM card the outputs are on, kept for the daemon's life (hotplug re-probes it).
 nonisolated(unsafe) var card: DrmCard?
 
-/// The outputs: the one the touch panels belong to first (`[input] output`, else the
-/// first connected), then the others.
+/// The outputs, the first connected first: the lock screen takes touches in its layout
+/// (a panel on another output has its touches moved there, see `Daemon.place`).
 func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> [Display] {
     let rotation = config.displayRotation
     func drm() throws(SystemError) -> [Display] {
         let c = try DrmCard.open(loop: loop, connectors: config.displayConnectors, mode: config.displayMode,
                                    rotation: rotation)
         card = c
-        var outputs = c.outputs
-        if let name = config.touchOutput {
-            if let i = outputs.firstIndex(where: { $0.connectorName == name }) {
-                outputs.insert(outputs.remove(at: i), at: 0)
-            } else {
-                Log.warning("[input] output = \(name): no such connected output; touches map to \(outputs[0].connectorName)")
-            }
+        if let name = config.touchOutput, !c.outputs.contains(where: { $0.connectorName == name }) {
+            Log.warning("[input] output = \(name): no such connected output (yet); panels go by their size, else to \(c.outputs[0].connectorName)")
         }
-        return outputs
+        return c.outputs
     }
     switch options.display {
     case .headless:

@@ -18,7 +18,9 @@ on the netlink socket, where touchlockd reads it and probes the connectors.
                     status lists one output;
   (s3) plug         forced on again: the daemon sets it up again and head 1 shows the lock
                     screen;
-  (s4) unlock       the pattern drawn on the panel (mapped to Virtual-1) unlocks: both heads
+  (s4) unlock       the pattern drawn on the panel, which `[input] output = Virtual-2` puts on
+                    the second head (its touches in Virtual-2's layout, moved to the same
+                    nodes of the lock screen, which takes input in Virtual-1's), unlocks: both heads
                     are handed over (no node left on either), status says handed_over;
   (s5) master loss  another process (drmmaster) takes DRM master: `lock` is refused with
                     display_busy and status lists the outputs inactive, reason master_lost;
@@ -76,7 +78,7 @@ class Outputs(Run):
         self.boot(guest)
         guest.run(f"echo on > {STATUS2}")
         node = self.start_injector(guest)
-        conf = ["pattern_hash = " + pattern_hash, "socket = " + SOCKET]
+        conf = ["pattern_hash = " + pattern_hash, "socket = " + SOCKET, "[input]", "output = Virtual-2"]
         guest.run("mkdir -p /run/touchlock && printf '%s\\n' " + " ".join(f"'{c}'" for c in conf)
                   + " >/tmp/outputs.conf")
         since = guest.mark()
@@ -107,7 +109,7 @@ class Outputs(Run):
                 if (img.width, img.height) != sizes[name]:
                     raise CheckFailed(f"{name}'s head is {img.width}x{img.height}, status says {sizes[name]}")
                 save(out, f"output-{name}.png", img)
-            w, h = sizes["Virtual-1"]
+            w, h = sizes["Virtual-2"]
             guest.run(f"echo 'size {w} {h}' >&3")
 
         def unplug():
@@ -131,7 +133,8 @@ class Outputs(Run):
             since = guest.mark()
             guest.run(f"touchlockctl --socket {SOCKET} subscribe </dev/null >/dev/console 2>&1 &")
             time.sleep(0.5)
-            inject(guest, stroke(nodes["Virtual-1"], RIGHT, lift=True), "@@outputs-unlock")
+            guest.expect(r"belongs to output Virtual-2", 1, 0, what="the panel placed on Virtual-2")
+            inject(guest, stroke(nodes["Virtual-2"], RIGHT, lift=True), "@@outputs-unlock")
             guest.expect(r'"event"\s*:\s*"unlocked"', 10, since, what="the unlocked event")
             guest.expect(r"DRM master dropped", 10, since, what="DRM master dropped once both are handed over")
             for head, name in enumerate(("Virtual-1", "Virtual-2")):
