@@ -43,6 +43,8 @@ final class Daemon {
     /// What a VT switch under way is for.
     private enum Awaiting { case nothing, startup, lockScreen, retry }
     private var awaiting = Awaiting.nothing
+    /// Closes the DRM card the outputs are on, at shutdown.
+    var closeCard: (() -> Void)?
     /// Counted since the start, for the metrics.
     private var unlocks: [String: Int] = [:]
     private var failuresTotal = 0
@@ -502,6 +504,9 @@ final class Daemon {
         // Torn down in reverse order of setup.
         for m in mirrors.reversed() { m.presenter.shutdown() }
         presenter.shutdown()
+        // The card (and DRM master with it) goes before the VT is given back: the kiosk
+        // takes master when its VT is shown.
+        closeCard?()
         terminal?.shutdown()
         verifier.shutdown()
     }

@@ -204,6 +204,7 @@ func main() {
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()))
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
+        daemon.closeCard = { card?.close() }
         if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
         try daemon.startInput(config: config)
     } catch { fail("\(error)") }
@@ -236,7 +237,6 @@ func main() {
     do { try loop.run() } catch { Log.error("\(error)") }
     control.close()
     daemon.shutdown()
-    card?.close()
     exit(0)
 }
 
