@@ -15,7 +15,10 @@ ELF with its full `ldd` closure (the plugins' too, as weston dlopens them), a st
 /usr/bin/Xwayland (cage will not start without one and never runs it), and an /etc/passwd and
 /etc/group with a `kiosk` user in the `video` group (cage refuses to run as root).
 
-usage: build-initramfs.py --modules DIR --out FILE [--kiosk] PROGRAM...
+--tree copies a host file or directory as it is (the measurement's reference daemon takes its
+keyboard data, /usr/share/X11/xkb, that way).
+
+usage: build-initramfs.py --modules DIR --out FILE [--kiosk] [--data FILE=PATH] [--tree PATH] PROGRAM...
 """
 import argparse
 import os
@@ -189,6 +192,8 @@ def main():
                     help="keep the programs' symbols (stripped copies make a smaller image that boots faster)")
     ap.add_argument("--data", action="append", default=[], metavar="FILE=PATH",
                     help="copy FILE into the image at PATH (may be given several times)")
+    ap.add_argument("--tree", action="append", default=[], metavar="PATH",
+                    help="copy the host's file or directory PATH at the same path (may be given several times)")
     ap.add_argument("--kiosk", action="store_true",
                     help="add the kiosk stacks (weston kiosk-shell, cage, seatd, udevd) from the host")
     ap.add_argument("programs", nargs="+")
@@ -229,6 +234,11 @@ def main():
     for spec in args.data:
         src, dest = spec.split("=", 1)
         a.file(dest.lstrip("/"), host_file(src))
+
+    for path in args.tree:
+        if not os.path.exists(path):
+            sys.exit(f"build-initramfs: {path} is missing")
+        add_tree(a, path)
 
     fonts = subprocess.run(["dpkg", "-L", "fonts-dejavu-core"], capture_output=True, text=True, check=True).stdout
     for path in fonts.split():
