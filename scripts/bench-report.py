@@ -154,14 +154,14 @@ def native(args):
     for size in SIZES:
         name = f"{size[0]}x{size[1]}"
         if size not in medians:
-            verdicts.append((f"native full redraw {name} <= perf-cal's + 1 copy", "no figure", "not measured"))
-            verdicts.append((f"native incremental {name} <= {TARGET_INCREMENTAL}x memcpy", "no figure", "not measured"))
+            verdicts.append((f"native: full redraw {name} <= perf-cal's + 1 copy", "no figure", "not measured"))
+            verdicts.append((f"native: incremental {name} <= {TARGET_INCREMENTAL}x memcpy", "no figure", "not measured"))
             continue
         tf, cf, ti, _, q = medians[size]
-        verdicts.append((f"native full redraw {name} <= perf-cal's + 1 copy",
+        verdicts.append((f"native: full redraw {name} <= perf-cal's + 1 copy",
                          f"{q:.2f}x perf-cal's full redraw + copy (ratios to memcpy {tf:.2f}x against {cf:.2f}x)",
                          "met" if q <= 1 else "MISSED"))
-        verdicts.append((f"native incremental {name} <= {TARGET_INCREMENTAL}x memcpy", f"{ti:.3f}x",
+        verdicts.append((f"native: incremental {name} <= {TARGET_INCREMENTAL}x memcpy", f"{ti:.3f}x",
                          "met" if ti <= TARGET_INCREMENTAL else "MISSED"))
 
     # Long-tail latency and memory, from the whole run.
@@ -170,14 +170,14 @@ def native(args):
         if "long tail" in row.get("drag", "") and "submitted" in " ".join(row.values()):
             m = re.search(r"p50 ([0-9.]+) µs", " ".join(row.values()))
             p50 = float(m.group(1)) if m else None
-    verdicts.append((f"native long-tail drag latency p50 <= {TARGET_P50_US} µs",
+    verdicts.append((f"native: long-tail drag latency p50 <= {TARGET_P50_US} µs",
                      f"{p50:.0f} µs" if p50 is not None else "no figure",
                      "not measured" if p50 is None else ("met" if p50 <= TARGET_P50_US else "MISSED")))
     rss = None
     for row in table_rows(whole, ["measure", "value"]):
         if "apart from the shadow" in row.get("measure", ""):
             rss = number(row.get("value", ""))
-    verdicts.append(("native RSS apart from the shadow buffer <= 8 MB",
+    verdicts.append(("native: RSS apart from the shadow buffer <= 8 MB",
                      f"{rss / 1024:.1f} MB" if rss is not None else "no figure",
                      "not measured" if rss is None else ("met" if rss <= TARGET_RSS_APART_KB else "MISSED")))
 
@@ -198,12 +198,14 @@ def vm(args):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     minutes = (time.monotonic() - t0) / 60
     lines = proc.stdout.splitlines()
-    table = [l[len("measure: "):] for l in lines if l.startswith("measure: ")
+    table = [l[len("measure: "):] for l in lines if re.match(r"measure:( |$)", l)
              and not re.match(r"measure: (run \d|attempt|every MEASURE|start-up run)", l)]
-    profile = [l for l in lines if re.match(r"(measure: start-up run|smaps|MEASURE 1 SMAPS_RSS_KB|MEASURE 1 MAPPED_FILES)", l)]
+    profile = [l for l in lines if l.startswith("measure: start-up run")]
+    profile += [l for l in lines if re.match(r"smaps(:| \(fault-around off\):)", l)
+                or re.match(r"smaps_rollup( \(fault-around off\))?: +(Rss|Pss|Pss_Anon|Pss_Shmem|Private_Dirty):", l)]
     verdicts = []
     for l in lines:
-        m = re.match(r"verdict: ([^:]+): (met|MISSED|not measured): (.*)$", l)
+        m = re.match(r"verdict: (.+?): (met|MISSED|not measured): (.*)$", l)
         if m:
             verdicts.append((m.group(1), m.group(3), m.group(2)))
     md = ["## In the VM: touchlockd beside the reference daemon", "",
@@ -218,15 +220,15 @@ def vm(args):
         md += ["No reference daemon was given (`scripts/bench --reference PATH`): its column is not measured.", ""]
     if proc.returncode != 0:
         md += ["The VM measurement failed:", "", "```"] + lines[-30:] + ["```", ""]
-        for name in ("VM first frame", "VM Pss apart from the shadow", "VM idle wake-ups", "VM drag CPU"):
-            verdicts.append((name, "the VM run failed", "not measured"))
+        verdicts.append(("VM: every target", "the VM run failed", "not measured"))
         return md, verdicts
     md += table
     if profile:
         md += ["", "### Profile of touchlockd in the VM (one more run, not counted above)", "",
                "Where start-up goes (ms after exec, from the protocol's trace of the daemon's opens and KMS",
                "ioctls) and where its resident memory is (kB per mapping after start: Rss, Pss, private clean,",
-               "private dirty, anonymous, number of mappings).", "", "```"]
+               "private dirty, anonymous, number of mappings; then the same with the kernel's fault-around",
+               "off, which maps only the pages the daemon touches).", "", "```"]
         md += [re.sub(r"^measure: ", "", l) for l in profile] + ["```"]
     return md, verdicts
 
@@ -246,13 +248,14 @@ def main():
     ap.add_argument("--bin", required=True, help="the release build's folder (touchlock-bench)")
     ap.add_argument("--cal", required=True, help="perf-cal, built")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--no-vm", action="store_true")
     ap.add_argument("--reference", default="", help="unl0kr, built by scripts/vm/build-reference.sh")
     ap.add_argument("--vm-runs", type=int, default=8)
     args = ap.parse_args()
 
     t0 = time.monotonic()
+    load_start = open("/proc/loadavg").read().split()[0]
     native_md, verdicts = native(args)
     vm_md = []
     if not args.no_vm:
@@ -266,8 +269,10 @@ def main():
     md = ["# Benchmarks", "",
           f"One run of `scripts/bench` on {time.strftime('%Y-%m-%d', time.gmtime())}, commit {commit}: {cpu},",
           f"{os.cpu_count()} cores, {mem / 1048576:.0f} GiB, {os.uname().sysname} {os.uname().release};"
-          f" {(time.monotonic() - t0) / 60:.1f} min. Figures are printed, never asserted; CI runs",
-          "`touchlock-bench --tiny` only to prove it works.", "",
+          f" {(time.monotonic() - t0) / 60:.1f} min; load average {load_start} at the start, "
+          f"{open('/proc/loadavg').read().split()[0]} at the end",
+          "(other work on the machine moves every figure: compare the columns of one run). Figures are",
+          "printed, never asserted; CI runs `touchlock-bench --tiny` only to prove it works.", "",
           "## The targets (issue 11)", "",
           "| target | measured | outcome |", "| --- | --- | --- |"]
     md += [f"| {t} | {f} | {o} |" for t, f, o in verdicts]

@@ -51,10 +51,11 @@ TARGET_PSS_APART_MB = 8
 TARGET_DRAG_CPU_MS = 200
 TARGET_IDLE_WAKEUPS = 0
 # The verdict lines: figure -> (name, the start of its table row).
-VERDICTS = {"FIRST_FRAME_MS": ("VM first frame", "exec -> first frame"),
-            "START_Pss": ("VM Pss apart from the shadow", "Pss after start"),
-            "IDLE_WAKEUPS_PER_S": ("VM idle wake-ups", "idle 10 s: wake-ups/s"),
-            "DRAG_CPU_SCHED_MS": ("VM drag CPU", "2 s drag: CPU ms")}
+VERDICTS = {"FIRST_FRAME_MS": (f"VM: exec to first frame, median <= {TARGET_FIRST_FRAME_MS} ms", "exec -> first frame"),
+            "START_Pss": (f"VM: Pss after start apart from the shadow buffer <= {TARGET_PSS_APART_MB} MB", "Pss after start"),
+            "IDLE_WAKEUPS_PER_S": ("VM: idle wake-ups 0", "idle 10 s: wake-ups/s"),
+            "DRAG_CPU_SCHED_MS": (f"VM: CPU for the 2 s drag <= {TARGET_DRAG_CPU_MS} ms, drawing every change",
+                                  "2 s drag: CPU ms")}
 
 
 def stats(values):
@@ -326,12 +327,12 @@ class Measure:
                 rows.append(tuple(cells))
         head = ("figure", "touchlockd", ref or "reference", "target", "")
         n_tl, n_ref = self.runs.get("touchlockd", 0), self.runs.get(ref, 0) if ref else 0
-        print(f"measure: {self.config.get('touchlockd', '')}")
-        if ref:
-            print(f"measure: {self.config.get(ref, '')}")
         print(f"measure: {n_tl} runs of touchlockd" + (f" and {n_ref} of {ref}, taking turns in one boot" if ref
-              else "; no reference daemon given (--reference): its column is not measured"))
-        print(f"measure: shadow buffer {w}x{h}x4 = {shadow_kb} kB")
+              else "; no reference daemon given (--reference): its column is not measured")
+              + f"; shadow buffer {w}x{h}x4 = {shadow_kb} kB. The protocol's settings:")
+        print("measure:")
+        for label, _ in self.daemons:
+            print(f"measure:     {self.config.get(label, label + ': no CONFIG line')}")
         print("measure:")
         print("measure: | " + " | ".join(head) + " |")
         print("measure: | " + " | ".join("---" for _ in head) + " |")
@@ -340,7 +341,7 @@ class Measure:
         print("measure:")
         for key, (name, start) in VERDICTS.items():
             row = next(r for r in rows if r[0].startswith(start))
-            print(f"verdict: {name}: {row[4]}: touchlockd {row[1]}, {ref or 'reference'} {row[2]}, target {row[3]}")
+            print(f"verdict: {name}: {row[4]}: touchlockd {row[1]}; {ref or 'reference'} {row[2]}")
         figures = {"config": self.config, "shadow_kb": shadow_kb, "reference": ref,
                    "daemons": {label: self.summary(label) for label, _ in self.daemons},
                    "visible_ms": self.visible, "problems": self.problems}
