@@ -299,7 +299,10 @@ final class DaemonProcess {
         let conf = "\(dir)/bench.conf"
         // Well-formed hashes that no attempt matches: attempts are simply rejected.
         let hash = "$y$j9T$benchbenchbenchbench$benchbenchbenchbenchbenchbenchbenchbenchbe"
-        let text = "pattern_hash = \(hash)\ncode_hash = \(hash)\nsocket = \(dir)/bench.sock\n" + settings
+        // Its own state file, fresh for every daemon: the failures of one run (every replayed
+        // drag is a wrong attempt) must not lock out the next, nor touch /var/lib/touchlock.
+        unlink("\(dir)/state")
+        let text = "pattern_hash = \(hash)\ncode_hash = \(hash)\nsocket = \(dir)/bench.sock\nstate_file = \(dir)/state\n" + settings
         guard let f = fopen(conf, "w") else { return nil }
         fputs(text, f)
         fclose(f)
@@ -503,7 +506,7 @@ func benchDaemon(_ o: BenchOptions) {
     row("measure", "value", "target")
     row("---", "---", "---")
     for r in memoryRows { row(r[0], r[1], r[2]) }
-    if getenv("TOUCHLOCK_BENCH_KEEP") == nil { unlink("\(dir)/bench.conf"); unlink("\(dir)/daemon.log"); unlink(rec); unlink("\(dir)/bench.sock"); rmdir(dir) }
+    if getenv("TOUCHLOCK_BENCH_KEEP") == nil { unlink("\(dir)/bench.conf"); unlink("\(dir)/daemon.log"); unlink(rec); unlink("\(dir)/bench.sock"); unlink("\(dir)/state"); rmdir(dir) }
 }
 
 if options.only.isEmpty || options.only.contains("daemon") { benchDaemon(options) }
