@@ -57,6 +57,17 @@ final class Daemon {
     private var lockReplies: [(Result<Status.State, ControlError>) -> Void] = []
     /// The failure count a damaged state file stands for.
     private let damagedCount: Int
+    /// What waits for the first frame (input, the control socket, the verifier), until it
+    /// has run.
+    private var rest: (() -> Void)?
+    /// Runs `rest` if no frame could be submitted by then (a VT switch that does not
+    /// complete, a display that refuses frames).
+    private var restTimer: EventLoop.TimerID?
+    /// The first frame went out later than this after the start: `rest` runs anyway.
+    static let startupGrace = Interval.milliseconds(1000)
+    private var firstFrameShown = false
+    /// Whether a grab of the input was asked for, applied to input opened later.
+    private var inputGrabbed = false
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
          terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = []) {
@@ -66,7 +77,7 @@ final class Daemon {
         self.options = options
         self.loop = loop
         self.store = store
-        verifier = Verifier(loop: loop, secrets: store)
+        verifier = Verifier(loop: loop, secrets: store, separateProcess: false)
         let now = EventLoop.now()
         let stored = store.stored.lockout
         let record = store.damage != nil
@@ -93,10 +104,12 @@ final class Daemon {
             self.textfile?.changed()
         }
         watch(presenter.display)
-        presenter.onFirstFrame = {
+        presenter.onFirstFrame = { [unowned self] in
             Log.info("first frame shown")
-            ServiceNotify.send("READY=1\nSTATUS=locked")
+            self.firstFrameShown = true
+            self.notifyReady()
         }
+        presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
         if let terminal {
             terminal.onShown = { [unowned self] in self.displayReady() }
             terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
@@ -153,6 +166,7 @@ final class Daemon {
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
+        inputs?.grab(inputGrabbed)
     }
 
     /// The output a touchscreen belongs to (`[input] output`, else the one of its physical
@@ -195,16 +209,37 @@ final class Daemon {
         return g.next()
     }
 
-    /// Shows the first frame and starts any replay.
-    func start() {
+    /// Shows the first frame; once it is submitted (or could not be, after
+    /// `startupGrace`), runs `rest` (what can wait: input, the control socket), starts
+    /// the verifier and any replay. READY=1 goes out once both the frame is shown and
+    /// `rest` has run.
+    func start(then rest: @escaping () -> Void) {
+        self.rest = rest
         perform(lock.begin(at: EventLoop.now()))
         perform(lock.resume(at: EventLoop.now()))
+        restTimer = loop.schedule(at: EventLoop.now() + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
         if let terminal {
             awaiting = .startup
             terminal.show()
         }
+    }
+
+    private func finishStart() {
+        guard let rest else { return }
+        self.rest = nil
+        if let t = restTimer { loop.cancel(t) }
+        restTimer = nil
+        rest()
+        verifier.start()
         inputs?.start()
+        notifyReady()
+    }
+
+    /// READY=1 once the lock screen is shown and the socket and the input are open.
+    private func notifyReady() {
+        guard firstFrameShown, rest == nil else { return }
+        ServiceNotify.send("READY=1\nSTATUS=locked")
     }
 
     // MARK: the VT hand-off
@@ -323,8 +358,10 @@ final class Daemon {
             case .wakeDisplay:
                 for p in presenters { p.wake() }
             case .grabInput:
+                inputGrabbed = true
                 inputs?.grab(true)
             case .releaseInput:
+                inputGrabbed = false
                 inputs?.grab(false)
             }
         }

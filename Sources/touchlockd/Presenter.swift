@@ -28,6 +28,8 @@ final class Presenter {
     private var firstFrameShown = false
     /// Called once, when the first frame is on the screen.
     var onFirstFrame: (() -> Void)?
+    /// Called once, when the first frame has been submitted to the display.
+    var onFirstSubmit: (() -> Void)?
     /// Called when the display has been handed over (DRM master dropped).
     var onReleased: (() -> Void)?
     /// Called when a frame is shown, with the newest input event it reflects.
@@ -155,6 +157,7 @@ final class Presenter {
         }
         unpresented.removeAll()
         framesPresented += 1
+        if framesPresented == 1 { onFirstSubmit?() }
         if let t = pendingEventTime {
             eventToSubmit.record(EventLoop.now() - t)
             inFlightEventTime = t

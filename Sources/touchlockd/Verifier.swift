@@ -33,6 +33,12 @@ final class Verifier {
         if separateProcess { spawn() }
     }
 
+    /// Starts the child when none runs yet (the daemon starts it once its first frame is
+    /// out; a check asked for before that runs in the daemon).
+    func start() {
+        if child == nil { spawn() }
+    }
+
     /// Checks `attempt` and calls `done` with the verdict: the method's secret, and for
     /// codes the duress code too.
     func check(_ attempt: LockScreen.Attempt, done: @escaping (Session.Verdict) -> Void) {

@@ -206,9 +206,24 @@ func main() {
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
         if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
-        try daemon.startInput(config: config)
     } catch { fail("\(error)") }
 
+    // The lock screen first: the input, the control socket and the rest wait until its
+    // first frame is on its way.
+    var control: ControlServer?
+    daemon.start {
+        do { try daemon.startInput(config: config) } catch { fail("\(error)") }
+        control = startControl(config, loop, daemon)
+        startWatchdog(loop) { now in daemon.stuck(at: now) }
+    }
+    do { try loop.run() } catch { Log.error("\(error)") }
+    control?.close()
+    daemon.shutdown()
+    exit(0)
+}
+
+/// The control socket and the metrics textfile, wired to `daemon`.
+func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> ControlServer {
     let control: ControlServer
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
@@ -231,13 +246,7 @@ func main() {
     } else {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
-
-    startWatchdog(loop) { now in daemon.stuck(at: now) }
-    daemon.start()
-    do { try loop.run() } catch { Log.error("\(error)") }
-    control.close()
-    daemon.shutdown()
-    exit(0)
+    return control
 }
 
 main()
