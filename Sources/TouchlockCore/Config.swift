@@ -343,20 +343,36 @@ extension Config {
     /// starts a comment (libinih has already taken whole-line comments and ' ;'); so
     /// `#00aaff` is a colour, not a comment.
     static func stripInlineComment(_ value: Substring) -> Substring {
-        let chars = Array(value)
-        for i in chars.indices where i > 0 && (chars[i] == "#" || chars[i] == ";") {
-            let before = chars[i - 1] == " " || chars[i - 1] == "\t"
-            let after = i + 1 == chars.count || chars[i + 1] == " " || chars[i + 1] == "\t"
-            if before && after { return value.prefix(i) }
+        // Bytes, not characters: '#', ';', blanks are ASCII and never inside a multi-byte one.
+        let bytes = value.utf8
+        var previous: UInt8 = 0
+        var i = bytes.startIndex
+        while i != bytes.endIndex {
+            let b = bytes[i]
+            let next = bytes.index(after: i)
+            if (b == UInt8(ascii: "#") || b == UInt8(ascii: ";")) && i != bytes.startIndex && isBlank(previous),
+               next == bytes.endIndex || isBlank(bytes[next]) {
+                return value[..<i]
+            }
+            previous = b
+            i = next
         }
         return value
     }
+
+    private static func isBlank(_ b: UInt8) -> Bool { b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
 }
 
 extension Substring {
+    /// Without the blanks (space, tab, carriage return) at either end. Done on the bytes:
+    /// walking characters (grapheme breaking) made trimming most of a config file's parse.
     var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }).reversed()
-            .drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }).reversed())
+        let bytes = utf8
+        func blank(_ b: UInt8) -> Bool { b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") || b == UInt8(ascii: "\r") }
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start != end, blank(bytes[start]) { start = bytes.index(after: start) }
+        while end != start, blank(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return String(self[start..<end])
     }
 }
 extension String {
