@@ -192,7 +192,7 @@ public struct Config: Sendable {
             set: { c, v throws(BadValue) in
                 guard var t = Theme.named(v) else { throw BadValue(message: "expected default or high-contrast, found '\(v)'") }
                 // A built-in theme sets colours and looks; the font and sizes stay.
-                t.fontFamily = c.theme.fontFamily; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
+                t.fontFamily = c.theme.fontFamily; t.fontFile = c.theme.fontFile; t.fontSize = c.theme.fontSize; t.lineWidth = c.theme.lineWidth
                 t.codeFontSize = c.theme.codeFontSize; t.keyFontSize = c.theme.keyFontSize
                 t.backgroundImage = c.theme.backgroundImage; t.dotSize = c.theme.dotSize
                 c.theme = t; c.themeName = v
@@ -210,6 +210,9 @@ public struct Config: Sendable {
                 guard !v.isEmpty else { throw BadValue(message: "expected a font family name") }
                 c.theme.fontFamily = v
             }, show: { $0.theme.fontFamily }),
+        Key(section: "theme", name: "font_file", flatName: "font_file",
+            set: { c, v throws(BadValue) in c.theme.fontFile = v.isEmpty ? nil : try path(v) },
+            show: { $0.theme.fontFile ?? "" }),
         Key(section: "theme", name: "font_size", flatName: "font_size",
             set: { c, v throws(BadValue) in c.theme.fontSize = try number(v, 4...200) }, show: { "\($0.theme.fontSize)" }),
     ]

@@ -39,6 +39,16 @@ public struct Theme: Hashable, Sendable {
     public var path = Color(red: 0, green: 170.0 / 255, blue: 1, alpha: 0.5)
     public var lineWidth = 10.0
     public var fontFamily = "DejaVu Sans"
+    /// The file of `fontFamily`'s regular face, read with FreeType alone: text it covers
+    /// costs no fontconfig start-up. Nil: `defaultFontFile` when the family is the
+    /// default one, else fontconfig finds the family.
+    public var fontFile: String?
+    /// DejaVu Sans as Debian installs it (the package depends on fonts-dejavu-core).
+    public static let defaultFontFile = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    /// The file to read `fontFamily` from without fontconfig, if any.
+    public var directFontFile: String? {
+        fontFile ?? (fontFamily == Theme().fontFamily ? Self.defaultFontFile : nil)
+    }
     /// The prompt's size; it wraps, then shrinks, where the screen is small.
     public var fontSize = 22.0
 

@@ -27,6 +27,10 @@ public final class Renderer {
     deinit {
         for sprite in nodeSprites.values { cairo_surface_destroy(sprite) }
         for f in faces.values { cairo_font_face_destroy(f) }
+        for case let (face, probe)? in fileFaces.values {
+            cairo_scaled_font_destroy(probe)
+            cairo_font_face_destroy(face)
+        }
         if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
         cairo_destroy(cr)
         cairo_surface_destroy(surface)
@@ -74,7 +78,7 @@ public final class Renderer {
         let cy = Double(box.y) + Double(box.height) / 2
         for (i, line) in lines.enumerated() {
             let y = cy + (Double(i) - Double(lines.count - 1) / 2) * step
-            drawText(line, family: scene.theme.fontFamily, size: size, color: scene.theme.text,
+            drawText(line, theme: scene.theme, size: size, color: scene.theme.text,
                      centre: Point(x: Double(box.x) + Double(box.width) / 2, y: y), maxWidth: Double(box.width))
         }
     }
@@ -82,10 +86,10 @@ public final class Renderer {
     /// Draws `text` centred on `centre` with a face of `family` that has its characters,
     /// smaller than `size` if that is what it takes to stay within `maxWidth` (the text
     /// must stay inside the rectangle its element damages).
-    private func drawText(_ text: String, family: String, size: Double, color: Color, centre: Point, maxWidth: Double,
+    private func drawText(_ text: String, theme: Theme, size: Double, color: Color, centre: Point, maxWidth: Double,
                           bold: Bool = false) {
         if text.isEmpty { return }
-        cairo_set_font_face(cr, face(family: family, for: text, bold: bold))
+        cairo_set_font_face(cr, face(theme, for: text, bold: bold))
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
@@ -104,20 +108,83 @@ public final class Renderer {
     }
 
     /// How far `text` advances, set in `family` at `size`, as drawn.
-    func textWidth(_ text: String, family: String, size: Double) -> Double {
-        cairo_set_font_face(cr, face(family: family, for: text))
+    func textWidth(_ text: String, theme: Theme, size: Double) -> Double {
+        cairo_set_font_face(cr, face(theme, for: text))
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
         return max(ext.x_advance, ext.width)
     }
 
-    /// A font face for `family` through fontconfig. When the text has characters beyond
-    /// ASCII, they go into the pattern as a character set: fontconfig ranks coverage above
-    /// the family name, so a label in Chinese gets a face that has its glyphs (WenQuanYi
-    /// Micro Hei when installed) while Latin text keeps the configured family.
-    private func face(family: String, for text: String, bold: Bool = false) -> OpaquePointer {
+    /// A font face for `theme`'s family with the characters of `text`. The regular face
+    /// of a family whose file is known (`Theme.directFontFile`) is read from that file
+    /// with FreeType alone when it has every character: no fontconfig at all, whose
+    /// start (its configuration and caches) costs more than the rest of the first frame.
+    /// Anything else goes through fontconfig.
+    private func face(_ theme: Theme, for text: String, bold: Bool = false) -> OpaquePointer {
         let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
+        if !bold, let file = theme.directFontFile, let (face, probe) = fileFace(file),
+           extra.allSatisfy({ has(probe, $0) }) {
+            return face
+        }
+        return fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold)
+    }
+
+    /// Faces read from a file, with a scaled font to look up characters in; nil for a
+    /// file that cannot be read as a font.
+    private var fileFaces: [String: (face: OpaquePointer, probe: OpaquePointer)?] = [:]
+
+    private func fileFace(_ path: String) -> (face: OpaquePointer, probe: OpaquePointer)? {
+        if let known = fileFaces[path] { return known }
+        // The rendering settings of Debian's fontconfig defaults (slight hinting, greyscale
+        // antialiasing), so text looks the same whichever way its face was found.
+        let pattern = FcPatternCreate()
+        _ = FcPatternAddString(pattern, FC_FILE, path)
+        _ = FcPatternAddInteger(pattern, FC_INDEX, 0)
+        _ = FcPatternAddBool(pattern, FC_ANTIALIAS, FcBool(FcTrue))
+        _ = FcPatternAddBool(pattern, FC_HINTING, FcBool(FcTrue))
+        _ = FcPatternAddInteger(pattern, FC_HINT_STYLE, FC_HINT_SLIGHT)
+        _ = FcPatternAddBool(pattern, FC_AUTOHINT, FcBool(FcFalse))
+        _ = FcPatternAddInteger(pattern, FC_LCD_FILTER, FC_LCD_DEFAULT)
+        // With a file in the pattern cairo opens it itself: no fontconfig match.
+        let face = cairo_ft_font_face_create_for_pattern(pattern)!
+        FcPatternDestroy(pattern)
+        var identity = cairo_matrix_t()
+        cairo_matrix_init_identity(&identity)
+        let options = cairo_font_options_create()
+        let probe = cairo_scaled_font_create(face, &identity, &identity, options)!
+        cairo_font_options_destroy(options)
+        var usable = cairo_scaled_font_status(probe) == CAIRO_STATUS_SUCCESS
+        if usable, let ft = cairo_ft_scaled_font_lock_face(probe) {
+            cairo_ft_scaled_font_unlock_face(probe)
+            _ = ft
+        } else {
+            usable = false
+        }
+        guard usable else {
+            Log.warning("cannot read the font file \(path); fontconfig finds the font instead")
+            cairo_scaled_font_destroy(probe)
+            cairo_font_face_destroy(face)
+            fileFaces[path] = .some(nil)
+            return nil
+        }
+        fileFaces[path] = (face, probe)
+        return (face, probe)
+    }
+
+    /// Whether the face of `probe` has a glyph for `c`.
+    private func has(_ probe: OpaquePointer, _ c: UInt32) -> Bool {
+        guard let ft = cairo_ft_scaled_font_lock_face(probe) else { return false }
+        defer { cairo_ft_scaled_font_unlock_face(probe) }
+        return FcFreeTypeCharIndex(ft, c) != 0
+    }
+
+    /// A font face for `family` through fontconfig. When the text has characters beyond
+    /// ASCII (`extra`), they go into the pattern as a character set: fontconfig ranks
+    /// coverage above the family name, so a label in Chinese gets a face that has its
+    /// glyphs (WenQuanYi Micro Hei when installed) while Latin text keeps the configured
+    /// family.
+    private func fontconfigFace(family: String, extra: [UInt32], bold: Bool) -> OpaquePointer {
         let key = family + (bold ? "|bold|" : "|") + extra.map { String($0, radix: 16) }.joined(separator: ",")
         if let f = faces[key] { return f }
         let pattern = FcPatternCreate()
@@ -176,7 +243,7 @@ public final class Renderer {
         switch box.content {
         case .empty: break
         case .digit(let d):
-            drawText(String(d), family: theme.fontFamily, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
+            drawText(String(d), theme: theme, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
                      maxWidth: Double(r.width), bold: theme.digitBold)
         case .dot:
             setSource(ink)
@@ -228,7 +295,7 @@ public final class Renderer {
         let centre = Point(x: x + w / 2, y: y + h / 2)
         switch key.label {
         case .text(let t):
-            drawText(t, family: theme.fontFamily, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: centre,
+            drawText(t, theme: theme, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: centre,
                      maxWidth: w * 0.9, bold: theme.digitBold && Int(t) != nil)
         case .delete:
             // A key-shaped arrow pointing left with a cross in it.

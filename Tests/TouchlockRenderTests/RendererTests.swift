@@ -114,3 +114,54 @@ func differences(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int = 0) -> [P
         #expect(copied == 7)
     }
 }
+
+/// `font_file`: text is drawn from the file named, whatever fontconfig would pick.
+@Suite struct FontFileTests {
+    let size = Size(width: 320, height: 80)
+    let dir = "/usr/share/fonts/truetype/dejavu/"
+
+    func prompt(_ text: String, _ configure: (inout Theme) -> Void) -> ShadowBuffer {
+        var theme = Theme()
+        configure(&theme)
+        var scene = Scene(size: size, theme: theme, prompt: text, promptBox: PixelRect(x: 0, y: 0, width: 320, height: 80),
+                          nodes: [], path: [], pathColor: theme.path, tail: nil)
+        scene.promptSize = 24
+        let shadow = ShadowBuffer(size: size)
+        Renderer(shadow: shadow).draw(scene, damage: scene.damage(from: nil))
+        return shadow
+    }
+
+    @Test func theNamedFileIsDrawnNotTheFamilyFontconfigWouldPick() throws {
+        try #require(access(dir + "DejaVuSerif.ttf", R_OK) == 0, "fonts-dejavu-core is not installed")
+        let fromFile = prompt("Draw your pattern") { $0.fontFile = dir + "DejaVuSerif.ttf" }
+        let serif = prompt("Draw your pattern") { $0.fontFamily = "DejaVu Serif" }
+        let sans = prompt("Draw your pattern") { $0.fontFamily = "DejaVu Sans" }
+        #expect(differences(fromFile, serif) == [])
+        #expect(differences(fromFile, sans) != [])
+    }
+
+    @Test func theDefaultFamilyFromItsFileLooksAsThroughFontconfig() throws {
+        try #require(access(Theme.defaultFontFile, R_OK) == 0, "fonts-dejavu-core is not installed")
+        // A family name that only differs in case: fontconfig finds DejaVu Sans, the
+        // renderer does not take it for the default family's file.
+        let direct = prompt("Enter your code 0123456789") { _ in }
+        let fontconfig = prompt("Enter your code 0123456789") { $0.fontFamily = "dejavu sans" }
+        #expect(Theme().directFontFile == Theme.defaultFontFile)
+        #expect(differences(direct, fontconfig) == [])
+    }
+
+    @Test func aFileThatIsNoFontLeavesTheTextToFontconfig() {
+        let broken = prompt("Draw your pattern") { $0.fontFile = "/etc/hostname" }
+        let fontconfig = prompt("Draw your pattern") { $0.fontFamily = "dejavu sans" }
+        #expect(differences(broken, fontconfig) == [])
+    }
+
+    @Test func charactersTheFileLacksComeFromAFontThatHasThem() {
+        // Chinese is not in DejaVu Sans: the text must look as fontconfig draws it.
+        let direct = prompt("使用图案") { _ in }
+        let fontconfig = prompt("使用图案") { $0.fontFamily = "dejavu sans" }
+        #expect(differences(direct, fontconfig) == [])
+        let blank = prompt("") { _ in }
+        #expect(differences(direct, blank) != [])
+    }
+}

@@ -273,7 +273,7 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         let r = Renderer(shadow: ShadowBuffer(size: Size(width: 8, height: 8)))
         for t in texts {
             for size in [12.0, 28.0, 64.0] {
-                let drawn = r.textWidth(t, family: Theme().fontFamily, size: size)
+                let drawn = r.textWidth(t, theme: Theme(), size: size)
                 let estimate = TextMetrics.estimatedWidth(t, size: size)
                 #expect(drawn <= estimate, "'\(t)' at \(size) px: drawn \(drawn) px, estimated \(estimate) px")
             }
