@@ -126,7 +126,8 @@ public struct PatternLock: Sendable {
             case .moved:
                 extend(&path, from: finger, to: t.point)
                 state = .drawing(touch: id, path: path, finger: t.point)
-                return [.redraw]
+                // Until a node is chosen the finger draws nothing: no frame to make.
+                return path.isEmpty ? [] : [.redraw]
             case .ended:
                 extend(&path, from: finger, to: t.point)
                 if path.isEmpty {

@@ -85,6 +85,18 @@ func submitted(_ actions: [PatternLock.Action]) -> [Int]? {
 }
 
 @Suite struct PatternLockTests {
+    @Test func aFingerThatHasChosenNoNodeAsksForNoFrameUntilItDoes() {
+        var lock = PatternLock(grid: grid3)
+        let f = Finger()
+        // Between the nodes of the top row, then onto node 1.
+        #expect(lock.handle(f.touch(.began, Point(x: 100, y: 10)), at: at(1000)).contains(.redraw))
+        for x in stride(from: 100.0, through: 120, by: 5) {
+            #expect(lock.handle(f.touch(.moved, Point(x: x, y: 10)), at: at(2000)).isEmpty)
+        }
+        #expect(lock.handle(f.touch(.moved, Point(x: 150, y: 50)), at: at(3000)) == [.redraw])
+        #expect(lock.handle(f.touch(.moved, Point(x: 160, y: 60)), at: at(4000)) == [.redraw])
+    }
+
     @Test func aSlowStrokeThroughTheTopRowAndDownTheRightSubmitsItsNodesInOrder() {
         var lock = PatternLock(grid: grid3)
         var f = Finger()
