@@ -362,7 +362,22 @@ public final class Renderer {
         }
         // While the tail fades in, the path and the tail are drawn opaque into a group, the
         // tail with its alpha (where it overlaps the path the path stays opaque), then the
-        // group is painted with the path colour's alpha: no darker joint, no seam.
+        // group is painted with the path colour's alpha: no darker joint, no seam. The
+        // group is as large as the clip: clipped first to the box of the segments that
+        // reach `r`, a full redraw does not make (and clear, and composite) a group the
+        // size of the screen.
+        var points = scene.path
+        if let t = scene.tail { points.append(t) }
+        var box: PixelRect?
+        for (a, b) in zip(points, points.dropFirst()) {
+            let s = PixelRect(segment: a, b, width: w).intersection(r)
+            if !s.isEmpty { box = box.map { $0.union(s) } ?? s }
+        }
+        guard let box else { return }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        cairo_rectangle(cr, Double(box.x), Double(box.y), Double(box.width), Double(box.height))
+        cairo_clip(cr)
         cairo_push_group(cr)
         if addSegments(scene.path, width: w, reaching: r) {
             setSource(color.with(alpha: 1))
