@@ -14,14 +14,14 @@ public final class ShadowBuffer {
         precondition(size.width > 0 && size.height > 0, "empty shadow buffer")
         self.size = size
         self.stride = size.width * 4
-        var p: UnsafeMutableRawPointer? = nil
-        let r = posix_memalign(&p, 64, stride * size.height)
-        precondition(r == 0 && p != nil, "out of memory for a \(size.width)x\(size.height) shadow buffer")
+        // Pages of its own from the kernel: page-aligned and already zero, so nothing
+        // is written twice before the first frame (which paints every pixel anyway).
+        let p = mmap(nil, stride * size.height, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        precondition(p != MAP_FAILED && p != nil, "out of memory for a \(size.width)x\(size.height) shadow buffer")
         pixels = p!
-        memset(pixels, 0, stride * size.height)
     }
 
-    deinit { free(pixels) }
+    deinit { munmap(pixels, byteCount) }
 
     public var byteCount: Int { stride * size.height }
 
