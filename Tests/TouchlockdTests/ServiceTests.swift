@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import TouchlockControl
 
 @Suite struct ServiceTests {
     /// Under systemd's watchdog the loop sends WATCHDOG=1 every half period, journald
@@ -14,5 +15,20 @@ import Testing
         #expect(d.waitExit() == 0)
         #expect(d.log.contains("<6>first frame shown"))
         #expect(d.log.contains("<4>no pattern enrolled"))
+    }
+
+    /// The lock screen is drawn before the input and the socket are opened, but READY=1
+    /// waits for all of it: a client told the daemon is ready connects at once.
+    @Test func readyComesOnceTheLockScreenIsShownAndTheSocketAnswers() throws {
+        let d = try DaemonProcess(config: "")
+        try d.start(replay: nil)  // returns on READY=1
+        let s = try d.status()  // no retry: the socket is there
+        #expect(s.state == .locked)
+        #expect(s.display == "shown")
+        let log = d.log
+        #expect(log.contains("first frame shown"))
+        #expect(log.contains("control: listening"))
+        d.kill(SIGTERM)
+        #expect(d.waitExit() == 0)
     }
 }
