@@ -88,7 +88,7 @@ public struct TouchOrientation: Hashable, Sendable {
 ///
 /// Written as one line: `MATCH OPTION...` where MATCH is `vvvv:pppp` (hex) or a name in
 /// double quotes, and the options are `x=ABS_Z`, `y=ABS_RX`, `swap_xy`, `invert_x`,
-/// `invert_y` and `calibration=a,b,c,d,e,f`.
+/// `invert_y`, `calibration=a,b,c,d,e,f`, `ignore_display_rotation` and `output=NAME`.
 public struct InputQuirk: Hashable, Sendable {
     public enum Match: Hashable, Sendable {
         case name(String)
@@ -104,6 +104,9 @@ public struct InputQuirk: Hashable, Sendable {
     /// The panel does not turn with the display's rotation (its driver already reports
     /// positions in the rotated picture's frame, or it is not mounted on that display).
     public var ignoreDisplayRotation = false
+    /// The output (connector name) the panel is on: before `[input] output` and the
+    /// size match.
+    public var output: String?
 
     public init(match: Match) { self.match = match }
 
@@ -127,6 +130,7 @@ public struct InputQuirk: Hashable, Sendable {
             r.invertY = r.invertY || q.invertY
             r.ignoreDisplayRotation = r.ignoreDisplayRotation || q.ignoreDisplayRotation
             r.calibration = q.calibration ?? r.calibration
+            r.output = q.output ?? r.output
             result = r
         }
         return result
@@ -163,6 +167,7 @@ public struct InputQuirk: Hashable, Sendable {
         if invertX { words.append("invert_x") }
         if invertY { words.append("invert_y") }
         if ignoreDisplayRotation { words.append("ignore_display_rotation") }
+        if let o = output { words.append("output=\(o)") }
         if let m = calibration { words.append("calibration=" + [m.a, m.b, m.c, m.d, m.e, m.f].map { "\($0)" }.joined(separator: ",")) }
         return words.joined(separator: " ")
     }
@@ -209,8 +214,13 @@ public struct InputQuirk: Hashable, Sendable {
                     throw fail("calibration: expected six numbers a,b,c,d,e,f, found '\(v)'")
                 }
                 q.calibration = m
+            case ("output", let v?):
+                guard Config.isConnectorName(String(v)) else {
+                    throw fail("output: expected a connector name (e.g. HDMI-A-1), found '\(v)'")
+                }
+                q.output = String(v)
             default:
-                throw fail("unknown option '\(o)' (swap_xy, invert_x, invert_y, ignore_display_rotation, x=AXIS, y=AXIS, calibration=a,b,c,d,e,f)")
+                throw fail("unknown option '\(o)' (swap_xy, invert_x, invert_y, ignore_display_rotation, x=AXIS, y=AXIS, calibration=a,b,c,d,e,f, output=NAME)")
             }
         }
         return q

@@ -1,6 +1,6 @@
-/// Which output a touch panel belongs to: the one `[input] output` names, else the one
-/// whose physical size is the panel's (a touchscreen glued on a monitor is that monitor's
-/// size, turned or not), else the first.
+/// Which output a touch panel belongs to: the one its quirk names (`output=NAME`), else
+/// the one `[input] output` names, else the one whose physical size is the panel's (a
+/// touchscreen glued on a monitor is that monitor's size, turned or not), else the first.
 public enum PanelPlacement {
     /// An output as the matching sees it.
     public struct Output: Hashable, Sendable {
@@ -15,6 +15,15 @@ public enum PanelPlacement {
 
     /// Sizes within this fraction of each other on both sides are the same screen.
     public static let tolerance = 0.12
+
+    /// The index in `outputs` (never empty) for `device`; `unknown`: the output its quirks
+    /// name when none of `outputs` has that name (it is then placed as without the quirk).
+    public static func output(for device: DeviceDescription, quirks: [InputQuirk], named: String?,
+                              among outputs: [Output]) -> (index: Int, unknown: String?) {
+        let quirked = InputQuirk.merged(quirks, for: device)?.output
+        if let quirked, let i = outputs.firstIndex(where: { $0.name == quirked }) { return (i, nil) }
+        return (output(forPanel: device.millimetres, named: named, among: outputs), quirked)
+    }
 
     /// The index in `outputs` (never empty) for a panel of `panel` millimetres.
     public static func output(forPanel panel: Size?, named: String?, among outputs: [Output]) -> Int {

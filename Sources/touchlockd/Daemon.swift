@@ -169,14 +169,19 @@ final class Daemon {
         inputs?.grab(inputGrabbed)
     }
 
-    /// The output a touchscreen belongs to (`[input] output`, else the one of its physical
-    /// size, else the primary), with the size and rotation its touches are mapped to.
+    /// The output a touchscreen belongs to (its quirk's `output=`, else `[input] output`,
+    /// else the one of its physical size, else the primary), with the size and rotation its
+    /// touches are mapped to.
     private func place(_ device: DeviceDescription) -> (output: String, screen: Size, rotation: Rotation) {
         let displays = presenters.map(\.display)
         let outputs = displays.map { d in
             PanelPlacement.Output(name: d.name, millimetres: d.physicalSize.map { Size(width: $0.width, height: $0.height) })
         }
-        let d = displays[PanelPlacement.output(forPanel: device.millimetres, named: config.touchOutput, among: outputs)]
+        let placed = PanelPlacement.output(for: device, quirks: config.inputQuirks, named: config.touchOutput, among: outputs)
+        if let name = placed.unknown {
+            Log.warning("input_quirk output=\(name) for \(device.name): no such connected output (yet); the panel goes by [input] output, its size, else the first")
+        }
+        let d = displays[placed.index]
         return (d.name, d.size, d.rotation)
     }
 

@@ -94,6 +94,8 @@ private func problem(_ text: String) -> Config.Error? {
             ("[socket]\ngroup = two words\n", 2, "[socket] group: expected a group name, found 'two words'"),
             ("[theme]\npath_color = blue\n", 2, "[theme] path_color: expected a colour like #00aaff or #00aaff80, found 'blue'"),
             ("[theme]\nfont_family =\n", 2, "[theme] font_family: expected a font family name"),
+            ("[input]\noutput = DP-1\nquirk = \"Panel\" output=HDMI_A:1\n", 3,
+             "[input] quirk: output: expected a connector name (e.g. HDMI-A-1), found 'HDMI_A:1'"),
         ]
         for (text, line, message) in cases {
             #expect(problem(text) == Config.Error(file: "x.conf", line: line, message: message), "\(text)")
