@@ -24,7 +24,10 @@ on the netlink socket, where touchlockd reads it and probes the connectors.
                     are handed over (no node left on either), status says handed_over;
   (s5) master loss  another process (drmmaster) takes DRM master: `lock` is refused with
                     display_busy and status lists the outputs inactive, reason master_lost;
-                    once it lets go, `lock` brings the lock screen back on both heads.
+                    once it lets go, `lock` brings the lock screen back on both heads;
+  (s6) panel quirk  a second panel (a clone of the 3M 22" one), which its quirk
+                    `input_quirk = 0596:0502 output=Virtual-1` puts on the first head whatever
+                    `[input] output` says, unlocks with the pattern drawn in Virtual-1's layout.
 
 Python standard library only; shares the guest and the pixel checks with run_e2e.py.
 """
@@ -48,7 +51,8 @@ STATUS2 = "/sys/class/drm/card0-Virtual-2/status"
 class Outputs(Run):
     CHECKS = ["(s1) both outputs show the lock screen", "(s2) unplugging Virtual-2 tears it down",
               "(s3) plugging it again shows the lock screen on it", "(s4) a pattern on the panel unlocks both",
-              "(s5) master taken by another process: inactive, then lock brings the screen back"]
+              "(s5) master taken by another process: inactive, then lock brings the screen back",
+              "(s6) a second panel quirked to Virtual-1 unlocks in its layout"]
 
     def status(self, guest):
         _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
@@ -78,7 +82,8 @@ class Outputs(Run):
         self.boot(guest)
         guest.run(f"echo on > {STATUS2}")
         node = self.start_injector(guest)
-        conf = ["pattern_hash = " + pattern_hash, "socket = " + SOCKET, "[input]", "output = Virtual-2"]
+        conf = ["pattern_hash = " + pattern_hash, "socket = " + SOCKET, "[input]", "output = Virtual-2",
+                "quirk = 0596:0502 output=Virtual-1"]
         guest.run("mkdir -p /run/touchlock && printf '%s\\n' " + " ".join(f"'{c}'" for c in conf)
                   + " >/tmp/outputs.conf")
         since = guest.mark()
@@ -178,7 +183,30 @@ class Outputs(Run):
             if st.get("display") != "shown" or set(states.values()) != {"active"}:
                 raise CheckFailed(f"after lock: display {st.get('display')}, outputs {states}")
 
-        for name, fn in zip(self.CHECKS, (two, unplug, plug, unlock, master)):
+        def quirked():
+            since = guest.mark()
+            guest.run("mkfifo /tmp/inject2 && exec 4<>/tmp/inject2")
+            guest.run("touchinject --desc /usr/share/touchlock-test/3m-microtouch-0596-0502-22in.desc"
+                      " </tmp/inject2 3>&- >/dev/console 2>&1 &")
+            m, _, _ = guest.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the second uinput device")
+            guest.run("echo \"wait-open $DPID\" >&4")
+            guest.expect(r"^opened " + re.escape(m.group(1)), 15, since, what="the daemon adopting the second panel")
+            guest.expect(r"\(3M-3M-MicroTouch-USB-controller Virtual Device\) belongs to output Virtual-1", 5, since,
+                         what="the second panel placed on Virtual-1 by its quirk")
+            _, outs = self.outputs(guest, 2)
+            o = outs["Virtual-1"]
+            nodes["Virtual-1"] = [tuple(p) for p in o["pattern"]["nodes"]]
+            guest.run(f"echo 'size {o['screen']['width']} {o['screen']['height']}' >&4")
+            since = guest.mark()
+            guest.run(f"touchlockctl --socket {SOCKET} subscribe </dev/null >/dev/console 2>&1 &")
+            time.sleep(0.5)
+            inject(guest, stroke(nodes["Virtual-1"], RIGHT, lift=True), "@@outputs-quirked", fd=4)
+            guest.expect(r'"event"\s*:\s*"unlocked"', 10, since, what="the unlocked event")
+            st = self.status(guest)
+            if st["state"] != "unlocked":
+                raise CheckFailed(f"status after the pattern on the second panel: {st['state']}")
+
+        for name, fn in zip(self.CHECKS, (two, unplug, plug, unlock, master, quirked)):
             self.record(name, fn)
 
 
