@@ -13,21 +13,19 @@
 /// `began` once and `ended` once; a touch that begins and ends within one frame is
 /// reported both in that frame.
 public struct TouchFrameAssembler: Sendable {
-    /// One engine per protocol, each with only the state its protocol has.
-    private enum Engine: Sendable {
-        case slots(SlotEngine)
-        case contacts(ContactEngine)
-        case single(SingleEngine)
-    }
-    private var engine: Engine
+    /// One engine per protocol, each with only the state its protocol has. It is held as
+    /// an existential and changed through it, in place: a value taken out of an enum case
+    /// and written back would leave its arrays two owners while it runs, and every event
+    /// would pay for that (retains and releases, a copy of the slots).
+    private var engine: any TouchEngine
     /// After SYN_DROPPED the kernel's events up to the next SYN_REPORT are incomplete.
     private var dropping = false
 
     public init(mode: TouchMode) {
         switch mode {
-        case .multitouchB(let n): engine = .slots(SlotEngine(slotCount: n))
-        case .multitouchA: engine = .contacts(ContactEngine())
-        case .single(let button, let x, let y): engine = .single(SingleEngine(button: button, xCode: x, yCode: y))
+        case .multitouchB(let n): engine = SlotEngine(slotCount: n)
+        case .multitouchA: engine = ContactEngine()
+        case .single(let button, let x, let y): engine = SingleEngine(button: button, xCode: x, yCode: y)
         }
     }
 
@@ -35,23 +33,7 @@ public struct TouchFrameAssembler: Sendable {
     public init(slotCount: Int) { self.init(mode: .multitouchB(slots: slotCount)) }
 
     /// How the device's events are read (for protocol B, with the slots kept).
-    public var mode: TouchMode {
-        switch engine {
-        case .slots(let e): .multitouchB(slots: e.slots.count)
-        case .contacts: .multitouchA
-        case .single(let e): .single(button: e.button, x: e.xCode, y: e.yCode)
-        }
-    }
-
-    /// Runs the engine's part of an event; the engine is written back, in place.
-    private mutating func run<R>(slots: (inout SlotEngine) -> R, contacts: (inout ContactEngine) -> R,
-                                 single: (inout SingleEngine) -> R) -> R {
-        switch engine {
-        case .slots(var e): defer { engine = .slots(e) }; return slots(&e)
-        case .contacts(var e): defer { engine = .contacts(e) }; return contacts(&e)
-        case .single(var e): defer { engine = .single(e) }; return single(&e)
-        }
-    }
+    public var mode: TouchMode { engine.mode }
 
     /// Feeds one event; returns a frame at a SYN_REPORT that changed something.
     public mutating func feed(_ e: InputEvent) -> TouchFrame? {
@@ -60,14 +42,10 @@ public struct TouchFrameAssembler: Sendable {
             switch e.code {
             case EventCode.SYN_REPORT:
                 if dropping { dropping = false; return nil }
-                return run(slots: { $0.report(at: e.time) }, contacts: { $0.report(at: e.time) },
-                           single: { $0.report(at: e.time) })
+                return engine.report(at: e.time)
             case EventCode.SYN_MT_REPORT:
                 if dropping { return nil }
-                switch engine {
-                case .contacts(var c): c.mtReport(); engine = .contacts(c)
-                case .slots, .single: Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)")
-                }
+                if !engine.mtReport() { Log.bug("SYN_MT_REPORT from a device read as \(mode.protocolName)") }
                 return nil
             case EventCode.SYN_DROPPED:
                 // The events up to the next SYN_REPORT belong to a frame the kernel cut
@@ -79,15 +57,11 @@ public struct TouchFrameAssembler: Sendable {
             }
         case EventCode.EV_ABS:
             if dropping { return nil }
-            run(slots: { $0.absolute(e.code, e.value) }, contacts: { $0.absolute(e.code, e.value) },
-                single: { $0.absolute(e.code, e.value) })
+            engine.absolute(e.code, e.value)
             return nil
         case EventCode.EV_KEY:
             if dropping { return nil }
-            switch engine {
-            case .slots, .contacts: break  // BTN_TOUCH follows the contacts; nothing to add
-            case .single(var s): s.key(e.code, e.value); engine = .single(s)
-            }
+            engine.key(e.code, e.value)
             return nil
         default:
             return nil
@@ -99,25 +73,33 @@ public struct TouchFrameAssembler: Sendable {
     /// id ends its old touch and begins a new one. Returns the frame of those changes.
     public mutating func resync(to snapshot: DeviceSnapshot, at time: Instant) -> TouchFrame? {
         dropping = false
-        return run(slots: { $0.resync(snapshot, at: time) }, contacts: { $0.resync(snapshot, at: time) },
-                   single: { $0.resync(snapshot, at: time) })
+        return engine.resync(snapshot, at: time)
     }
 
     /// Ends every contact, as when the device goes away mid gesture.
     public mutating func releaseAll(at time: Instant) -> TouchFrame? {
         dropping = false
-        return run(slots: { $0.releaseAll(at: time) }, contacts: { $0.releaseAll(at: time) },
-                   single: { $0.releaseAll(at: time) })
+        return engine.releaseAll(at: time)
     }
 
     /// The touches down after the last frame, as (id, slot).
-    public var touchesDown: [(id: Int, slot: Int?)] {
-        switch engine {
-        case .slots(let e): e.slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } }
-        case .contacts(let e): e.active.map { ($0.id, nil) }
-        case .single(let e): e.touchID.map { [($0, nil)] } ?? []
-        }
-    }
+    public var touchesDown: [(id: Int, slot: Int?)] { engine.touchesDown }
+}
+
+/// What the assembler asks of the engine of each protocol.
+private protocol TouchEngine: Sendable {
+    /// How the device's events are read.
+    var mode: TouchMode { get }
+    /// The touches down after the last frame, as (id, slot).
+    var touchesDown: [(id: Int, slot: Int?)] { get }
+    mutating func absolute(_ code: UInt16, _ value: Int32)
+    /// A key or button (only single touch reads one: BTN_TOUCH follows the contacts).
+    mutating func key(_ code: UInt16, _ value: Int32)
+    /// SYN_MT_REPORT; false from an engine whose protocol has none.
+    mutating func mtReport() -> Bool
+    mutating func report(at time: Instant) -> TouchFrame?
+    mutating func resync(_ snap: DeviceSnapshot, at time: Instant) -> TouchFrame?
+    mutating func releaseAll(at time: Instant) -> TouchFrame?
 }
 
 private func point(_ x: Int32?, _ y: Int32?) -> DevicePoint? {
@@ -127,7 +109,7 @@ private func point(_ x: Int32?, _ y: Int32?) -> DevicePoint? {
 
 // MARK: protocol B
 
-private struct SlotEngine {
+private struct SlotEngine: TouchEngine {
     /// Plain values only, so that reading a slot copies no reference.
     struct Slot: Sendable {
         var trackingID: Int32 = -1
@@ -161,6 +143,11 @@ private struct SlotEngine {
     var frame: [Touch] = []
 
     init(slotCount: Int) { slots = Array(repeating: Slot(), count: max(1, slotCount)) }
+
+    var mode: TouchMode { .multitouchB(slots: slots.count) }
+    var touchesDown: [(id: Int, slot: Int?)] { slots.enumerated().compactMap { i, s in s.touchID.map { ($0, i) } } }
+    mutating func key(_ code: UInt16, _ value: Int32) {}
+    mutating func mtReport() -> Bool { false }
 
     mutating func absolute(_ code: UInt16, _ value: Int32) {
         switch code {
@@ -264,7 +251,7 @@ private struct SlotEngine {
 
 // MARK: protocol A
 
-private struct ContactEngine {
+private struct ContactEngine: TouchEngine {
     struct Active: Sendable {
         var id: Int
         var position: DevicePoint?
@@ -286,10 +273,16 @@ private struct ContactEngine {
         }
     }
 
-    mutating func mtReport() {
+    var mode: TouchMode { .multitouchA }
+    var touchesDown: [(id: Int, slot: Int?)] { active.map { ($0.id, nil) } }
+    mutating func key(_ code: UInt16, _ value: Int32) {}
+
+    @discardableResult
+    mutating func mtReport() -> Bool {
         // An empty SYN_MT_REPORT (no values since the last one) means "no contact".
         if hasData { contacts.append(point(x, y)) }
         x = nil; y = nil; hasData = false
+        return true
     }
 
     mutating func report(at time: Instant) -> TouchFrame? {
@@ -362,7 +355,7 @@ private struct ContactEngine {
 
 // MARK: single touch
 
-private struct SingleEngine {
+private struct SingleEngine: TouchEngine {
     /// A touch that ended in the current frame. A frame may end more than one: a release,
     /// a press and a release again before one SYN_REPORT. `unseen`: it began in this same
     /// frame too.
@@ -387,6 +380,10 @@ private struct SingleEngine {
     init(button: UInt16, xCode: UInt16, yCode: UInt16) {
         self.button = button; self.xCode = xCode; self.yCode = yCode
     }
+
+    var mode: TouchMode { .single(button: button, x: xCode, y: yCode) }
+    var touchesDown: [(id: Int, slot: Int?)] { touchID.map { [($0, nil)] } ?? [] }
+    mutating func mtReport() -> Bool { false }
 
     mutating func absolute(_ code: UInt16, _ value: Int32) {
         if code == xCode, x != value { x = value; moved = true; dirty = true }
