@@ -87,7 +87,7 @@ public final class DrmCard {
         // Version 3: the handler is told the CRTC, so one descriptor serves every output.
         eventContext.version = 3
         eventContext.page_flip_handler2 = { _, _, seconds, microseconds, crtc, userData in
-            DrmCard.dispatching?.flipCompleted(crtc: crtc, sequence: UInt64(UInt(bitPattern: userData)),
+            DrmCard.dispatching?.card.flipCompleted(crtc: crtc, sequence: UInt64(UInt(bitPattern: userData)),
                                                seconds: seconds, microseconds: microseconds)
         }
         // From here on the object is whole: if a step fails, deinit releases it all.
@@ -253,9 +253,19 @@ public final class DrmCard {
 
     // MARK: events
 
-    /// The card whose events are being read (the C callback cannot capture it); only set
-    /// on the loop's thread, during `drmHandleEvent`.
-    nonisolated(unsafe) private static var dispatching: DrmCard?
+    /// The card whose events are being read (the C callback cannot capture it), bound for
+    /// the duration of `drmHandleEvent` on the calling thread only: two loops on two threads
+    /// (tests running side by side) each see their own card.
+    @TaskLocal private static var dispatching: Dispatching?
+    private struct Dispatching: @unchecked Sendable { unowned let card: DrmCard }
+
+    /// `drmHandleEvent` with this card bound for its callbacks; the result and errno.
+    private func handleEvents(_ drm: DrmCalls) -> (Int32, Errno) {
+        Self.$dispatching.withValue(Dispatching(card: self)) {
+            let r = drm.handleEvent(fd, &eventContext)
+            return (r, Errno.current)
+        }
+    }
 
     func nextSequence() -> UInt64 {
         sequence += 1
@@ -275,11 +285,7 @@ public final class DrmCard {
     }
 
     private func readEvents() {
-        let drm = DrmCalls.current
-        Self.dispatching = self
-        let r = drm.handleEvent(fd, &eventContext)
-        let e = Errno.current
-        Self.dispatching = nil
+        let (r, e) = handleEvents(DrmCalls.current)
         guard r != 0, e != .interrupted, e != .wouldBlock else { return }
         Log.error("drm: drmHandleEvent on \(path): \(e); page-flip events cannot be read")
         stopEvents()
@@ -291,11 +297,8 @@ public final class DrmCard {
     func drainEvents() {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         if SystemCalls.current.poll(&p, 1, 1000) > 0 {
-            Self.dispatching = self
-            if DrmCalls.current.handleEvent(fd, &eventContext) != 0 {
-                Log.warning("drm: drmHandleEvent at shutdown: \(Errno.current)")
-            }
-            Self.dispatching = nil
+            let (r, e) = handleEvents(DrmCalls.current)
+            if r != 0 { Log.warning("drm: drmHandleEvent at shutdown: \(e)") }
         } else {
             Log.warning("drm: the pending page flip did not complete within 1 s")
         }
