@@ -24,7 +24,8 @@ public final class DrmDisplay: Display {
     /// "panel orientation", else none.
     public let rotation: Rotation
     public let physicalSize: (width: Int, height: Int)?
-    public var isBusy: Bool { state.flipPending }
+    /// A flip is in flight, or its completion is held until a refresh period has passed.
+    public var isBusy: Bool { state.flipPending || paceTimer != nil }
     public var onFrameComplete: ((Instant) -> Void)?
     public var onStateChanged: (() -> Void)?
     public var onRedrawNeeded: (() -> Void)?
@@ -58,6 +59,14 @@ public final class DrmDisplay: Display {
     private var modeSet = false
     private var isShutDown = false
     private var flipTimer: EventLoop.TimerID?
+    /// One refresh of the mode (nil if the mode gives no clock or refresh rate).
+    let refreshPeriod: Interval?
+    /// When the flip in flight was submitted (nil for a mode set, which is not paced).
+    private var flipSubmitted: Instant?
+    /// Holds back a flip's completion that came before a refresh period had passed (a
+    /// driver without vblank, e.g. bochs, completes flips at once): at most one frame per
+    /// refresh, the damage meanwhile going into the next.
+    private var paceTimer: EventLoop.TimerID?
     /// Not ours to show on now (handed over, or lost).
     public var isReleased: Bool { !state.isActive }
 
@@ -109,6 +118,7 @@ public final class DrmDisplay: Display {
         self.connectorName = name
         self.crtcID = crtcID
         self.mode = mode
+        self.refreshPeriod = Self.refreshPeriod(of: mode)
         self.savedCrtc = saved
         self.buffers = buffers
         self.size = size
@@ -127,6 +137,14 @@ public final class DrmDisplay: Display {
     }
 
     deinit { shutdown() }
+
+    /// One refresh of `mode`: from its pixel clock and totals, else from its rounded rate.
+    static func refreshPeriod(of mode: drmModeModeInfo) -> Interval? {
+        let pixels = Int64(mode.htotal) * Int64(mode.vtotal)
+        if mode.clock > 0, pixels > 0 { return Interval(microseconds: pixels * 1000 / Int64(mode.clock)) }
+        if mode.vrefresh > 0 { return Interval(microseconds: 1_000_000 / Int64(mode.vrefresh)) }
+        return nil
+    }
 
     // MARK: frames
 
@@ -157,6 +175,7 @@ public final class DrmDisplay: Display {
             modeSet = true
             front = 0
             flipTarget = 0
+            flipSubmitted = nil
             perform(state.submitted(sequence, at: EventLoop.now()))
             // SetCrtc is synchronous; complete the frame on the next turn of the loop, like a flip.
             loop.deferred { [weak self] in
@@ -170,7 +189,9 @@ public final class DrmDisplay: Display {
                                       UnsafeMutableRawPointer(bitPattern: UInt(sequence)))
         }
         flipTarget = target
-        perform(state.submitted(sequence, at: EventLoop.now()))
+        let now = EventLoop.now()
+        flipSubmitted = now
+        perform(state.submitted(sequence, at: now))
     }
 
     public func release() throws(SystemError) {
@@ -277,7 +298,16 @@ public final class DrmDisplay: Display {
                 perform(state.reacquired(error: error))
             case .frameShown(let t):
                 front = flipTarget
-                if !isShutDown { onFrameComplete?(t) }
+                if let period = refreshPeriod, let submitted = flipSubmitted, t < submitted + period, !isShutDown {
+                    // Completed sooner than the panel can show a frame: the next waits.
+                    paceTimer = loop.schedule(at: submitted + period) { [weak self] _ in
+                        guard let self else { return }
+                        self.paceTimer = nil
+                        if !self.isShutDown { self.onFrameComplete?(t) }
+                    }
+                } else if !isShutDown {
+                    onFrameComplete?(t)
+                }
             case .redraw:
                 if !isShutDown { onRedrawNeeded?() }
             case .changed:
@@ -301,6 +331,8 @@ public final class DrmDisplay: Display {
         isShutDown = true
         if let id = flipTimer { loop.cancel(id) }
         flipTimer = nil
+        if let id = paceTimer { loop.cancel(id) }
+        paceTimer = nil
         let drm = DrmCalls.current
 
         // A flip cannot be cancelled: wait for its event before touching the buffers.

@@ -113,6 +113,54 @@ struct DrmDisplaySeamTests {
         #expect(card.outstanding == 0)
     }
 
+    /// A driver without vblank (bochs) completes each flip at once: with reports at 100 Hz
+    /// for 1 s on a 60 Hz mode, at most one frame per refresh reaches the screen, and the
+    /// last frame shows the last report.
+    @Test func flipsCompletingAtOnceArePacedToTheRefreshAndTheLastReportIsShown() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        var submitted = 0
+        var lastShown: UInt32?
+        try card.run {
+            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+            let shadow = ShadowBuffer(size: display.size)
+            var unpresented = Damage(bounds: display.size)
+            var reports = 0
+            var allReported = false
+            func presentIfIdle() throws {
+                guard !display.isBusy, !unpresented.isEmpty else {
+                    if allReported, !display.isBusy { loop.stop() }
+                    return
+                }
+                try display.present(shadow, damage: unpresented)
+                unpresented.removeAll()
+                submitted += 1
+            }
+            display.onFrameComplete = { _ in try? presentIfIdle() }
+            // Report n paints the top-left pixel with n, as a drag changes the path.
+            let start = EventLoop.now()
+            func report(_ n: Int) {
+                _ = loop.schedule(at: start + Interval(microseconds: Int64(n) * 10_000)) { _ in
+                    shadow.pixels.storeBytes(of: UInt32(n), as: UInt32.self)
+                    unpresented.add(PixelRect(x: 0, y: 0, width: 1, height: 1))
+                    reports += 1
+                    if n < 100 { report(n + 1) } else { allReported = true }
+                    try? presentIfIdle()
+                }
+            }
+            report(1)
+            let guardTimer = loop.schedule(at: start + .milliseconds(5000)) { _ in loop.stop() }
+            try loop.run()
+            loop.cancel(guardTimer)
+            #expect(reports == 100)
+            lastShown = card.scannedOutPixel(x: 0, y: 0)
+            display.shutdown()
+        }
+        #expect(submitted <= 61, "\(submitted) frames for 100 reports in 1 s on a 60 Hz mode")
+        #expect(submitted >= 20, "\(submitted) frames: pacing must still show the drag as it goes")
+        #expect(lastShown == 100, "the screen shows report \(lastShown.map(String.init) ?? "none"), not the last")
+    }
+
     @Test func shutdownWithAFlipPendingWaitsForItBeforeFreeing() throws {
         let card = FakeDrmDevice()
         let loop = try EventLoop(signals: [])
