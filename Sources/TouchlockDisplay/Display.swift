@@ -17,6 +17,9 @@ public protocol Display: AnyObject {
     var physicalSize: (width: Int, height: Int)? { get }
     /// A frame was submitted and has not completed yet.
     var isBusy: Bool { get }
+    /// A completed frame is held until the refresh period has passed (the flip completed
+    /// at once): the owner may draw when it ends, from `onFrameComplete`.
+    var isHoldingFrame: Bool { get }
     /// Called on the loop when a submitted frame is on screen (a page flip completed),
     /// with the completion time.
     var onFrameComplete: ((Instant) -> Void)? { get set }
@@ -57,6 +60,8 @@ public protocol Display: AnyObject {
 
 extension Display {
     public var rotation: Rotation { .degrees0 }
+    /// A display that does not pace its frames never holds one.
+    public var isHoldingFrame: Bool { false }
     /// Displays without a master to hand over (headless) keep showing.
     public func release() throws(SystemError) {}
     public func acquire() throws(SystemError) {}

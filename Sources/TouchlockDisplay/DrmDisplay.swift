@@ -26,6 +26,7 @@ public final class DrmDisplay: Display {
     public let physicalSize: (width: Int, height: Int)?
     /// A flip is in flight, or its completion is held until a refresh period has passed.
     public var isBusy: Bool { state.flipPending || paceTimer != nil }
+    public var isHoldingFrame: Bool { paceTimer != nil }
     public var onFrameComplete: ((Instant) -> Void)?
     public var onStateChanged: (() -> Void)?
     public var onRedrawNeeded: (() -> Void)?

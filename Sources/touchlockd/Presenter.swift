@@ -17,6 +17,8 @@ final class Presenter {
     /// Damage drawn into the shadow buffer and not yet presented.
     private var unpresented: Damage
     private var redrawQueued = false
+    /// The display holds a frame until the next refresh: the scene is drawn when it ends.
+    private var drawHeld = false
     /// Handed over: frames are drawn in memory but not shown until `take`.
     private var released = false
     /// Hand the display over once the frame being drawn is shown.
@@ -74,6 +76,11 @@ final class Presenter {
     /// Draws the damaged part of the current scene into the shadow buffer, and presents
     /// it unless a frame is already in flight (then the next completion presents it).
     func draw() {
+        if display.isHoldingFrame {
+            drawHeld = true
+            return
+        }
+        drawHeld = false
         let scene = self.scene()
         let damage = scene.damage(from: drawnScene)
         drawnScene = scene
@@ -190,7 +197,7 @@ final class Presenter {
 
     /// Whether input up to `eventTime` still waits to be drawn or shown.
     func awaits(_ eventTime: Instant) -> Bool {
-        if let p = pendingEventTime, p <= eventTime, redrawQueued || !unpresented.isEmpty { return true }
+        if let p = pendingEventTime, p <= eventTime, redrawQueued || drawHeld || !unpresented.isEmpty { return true }
         if let f = inFlightEventTime, f >= eventTime { return true }
         return false
     }
@@ -211,7 +218,7 @@ final class Presenter {
             firstFrameShown = true
             onFirstFrame?()
         }
-        presentIfIdle()
+        if drawHeld { draw() } else { presentIfIdle() }
     }
 
     func shutdown() {
