@@ -62,11 +62,13 @@ public final class DrmDisplay: Display {
     private var flipTimer: EventLoop.TimerID?
     /// One refresh of the mode (nil if the mode gives no clock or refresh rate).
     let refreshPeriod: Interval?
-    /// When the flip in flight was submitted (nil for a mode set, which is not paced).
-    private var flipSubmitted: Instant?
-    /// Holds back a flip's completion that came before a refresh period had passed (a
-    /// driver without vblank, e.g. bochs, completes flips at once): at most one frame per
-    /// refresh, the damage meanwhile going into the next.
+    /// When the last frame was shown (nil before the first flip, and for a mode set, which is
+    /// not paced).
+    private var lastShown: Instant?
+    /// Holds back a flip's completion that came less than a refresh period after the one
+    /// before (a driver without vblank, e.g. bochs, completes flips at once): at most one
+    /// frame per refresh, the damage meanwhile going into the next. A driver that completes
+    /// flips at vblank shows them a period apart and is never held.
     private var paceTimer: EventLoop.TimerID?
     /// Not ours to show on now (handed over, or lost).
     public var isReleased: Bool { !state.isActive }
@@ -176,7 +178,7 @@ public final class DrmDisplay: Display {
             modeSet = true
             front = 0
             flipTarget = 0
-            flipSubmitted = nil
+            lastShown = nil
             perform(state.submitted(sequence, at: EventLoop.now()))
             // SetCrtc is synchronous; complete the frame on the next turn of the loop, like a flip.
             loop.deferred { [weak self] in
@@ -190,9 +192,7 @@ public final class DrmDisplay: Display {
                                       UnsafeMutableRawPointer(bitPattern: UInt(sequence)))
         }
         flipTarget = target
-        let now = EventLoop.now()
-        flipSubmitted = now
-        perform(state.submitted(sequence, at: now))
+        perform(state.submitted(sequence, at: EventLoop.now()))
     }
 
     public func release() throws(SystemError) {
@@ -299,15 +299,22 @@ public final class DrmDisplay: Display {
                 perform(state.reacquired(error: error))
             case .frameShown(let t):
                 front = flipTarget
-                if let period = refreshPeriod, let submitted = flipSubmitted, t < submitted + period, !isShutDown {
-                    // Completed sooner than the panel can show a frame: the next waits.
-                    paceTimer = loop.schedule(at: submitted + period) { [weak self] _ in
+                // Sooner than a refresh after the frame before (an eighth of a period of
+                // slack for a vblank's jitter): the next frame waits for the refresh.
+                // The loop's clock, not the event's: a mode set completes without one.
+                let now = EventLoop.now()
+                if let period = refreshPeriod, let last = lastShown,
+                   now < last + Interval(microseconds: period.microseconds * 7 / 8), !isShutDown {
+                    let due = last + period
+                    lastShown = due
+                    paceTimer = loop.schedule(at: due) { [weak self] _ in
                         guard let self else { return }
                         self.paceTimer = nil
                         if !self.isShutDown { self.onFrameComplete?(t) }
                     }
-                } else if !isShutDown {
-                    onFrameComplete?(t)
+                } else {
+                    lastShown = now
+                    if !isShutDown { onFrameComplete?(t) }
                 }
             case .redraw:
                 if !isShutDown { onRedrawNeeded?() }
