@@ -305,11 +305,10 @@ public final class DrmDisplay: Display {
                 let now = EventLoop.now()
                 if let period = refreshPeriod, let last = lastShown,
                    now < last + Interval(microseconds: period.microseconds * 7 / 8), !isShutDown {
-                    let due = last + period
-                    lastShown = due
-                    paceTimer = loop.schedule(at: due) { [weak self] _ in
+                    paceTimer = loop.schedule(at: last + period) { [weak self] firedAt in
                         guard let self else { return }
                         self.paceTimer = nil
+                        self.lastShown = firedAt
                         if !self.isShutDown { self.onFrameComplete?(t) }
                     }
                 } else {
