@@ -87,7 +87,7 @@ public final class DrmCard {
         // Version 3: the handler is told the CRTC, so one descriptor serves every output.
         eventContext.version = 3
         eventContext.page_flip_handler2 = { _, _, seconds, microseconds, crtc, userData in
-            DrmCard.dispatching?.card.flipCompleted(crtc: crtc, sequence: UInt64(UInt(bitPattern: userData)),
+            DrmCard.dispatching?.flipCompleted(crtc: crtc, sequence: UInt64(UInt(bitPattern: userData)),
                                                seconds: seconds, microseconds: microseconds)
         }
         // From here on the object is whole: if a step fails, deinit releases it all.
@@ -253,18 +253,26 @@ public final class DrmCard {
 
     // MARK: events
 
-    /// The card whose events are being read (the C callback cannot capture it), bound for
-    /// the duration of `drmHandleEvent` on the calling thread only: two loops on two threads
-    /// (tests running side by side) each see their own card.
-    @TaskLocal private static var dispatching: Dispatching?
-    private struct Dispatching: @unchecked Sendable { unowned let card: DrmCard }
+    /// The card whose events are being read (the C callback cannot capture it), in a
+    /// thread-specific slot set for the duration of `drmHandleEvent` only: two loops on two
+    /// threads (tests running side by side) each see their own card. (A task-local would
+    /// link Swift's concurrency runtime into the daemon: 0.7 MB.)
+    private static let dispatchingKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create")
+        return key
+    }()
+
+    static var dispatching: DrmCard? {
+        pthread_getspecific(dispatchingKey).map { Unmanaged<DrmCard>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     /// `drmHandleEvent` with this card bound for its callbacks; the result and errno.
     private func handleEvents(_ drm: DrmCalls) -> (Int32, Errno) {
-        Self.$dispatching.withValue(Dispatching(card: self)) {
-            let r = drm.handleEvent(fd, &eventContext)
-            return (r, Errno.current)
-        }
+        pthread_setspecific(Self.dispatchingKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.dispatchingKey, nil) }
+        let r = drm.handleEvent(fd, &eventContext)
+        return (r, Errno.current)
     }
 
     func nextSequence() -> UInt64 {
