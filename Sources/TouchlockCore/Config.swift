@@ -344,10 +344,13 @@ public struct Config: Sendable {
 extension Config {
     /// In a value, a '#' or ';' after a blank and before a blank or the end of the value
     /// starts a comment (libinih has already taken whole-line comments and ' ;'); so
-    /// `#00aaff` is a colour, not a comment.
+    /// `#00aaff` is a colour, not a comment. A ';' that begins the value is a comment
+    /// too: libinih takes `key = ;x` as a comment but passes `key =;x` on, and a value
+    /// read from the second would be written back (`key = ;x`) as the first.
     static func stripInlineComment(_ value: Substring) -> Substring {
         // Bytes, not characters: '#', ';', blanks are ASCII and never inside a multi-byte one.
         let bytes = value.utf8
+        if bytes.first == UInt8(ascii: ";") { return value[value.startIndex..<value.startIndex] }
         var previous: UInt8 = 0
         var i = bytes.startIndex
         while i != bytes.endIndex {

@@ -150,6 +150,19 @@ private func problem(_ text: String) -> Config.Error? {
         #expect(c.theme.node == Color(hex: "#ffffff"))
     }
 
+    /// Found by the config fuzz target: libinih passed `key =;x` on as ";x" but takes
+    /// `key = ;x`, the form --check-config writes, as a comment, so the settings printed
+    /// did not read back. A ';' that begins a value now starts a comment in either form.
+    @Test func aSemicolonBeginningAValueIsACommentWrittenOrNot() throws {
+        for line in ["code_prompt =;请输入 = x", "code_prompt = ;请输入", "code_prompt=;"] {
+            #expect(problem("[messages]\n\(line)\n") == Config.Error(file: "x.conf", line: 2, message: "[messages] code_prompt: expected some text"), "\(line)")
+        }
+        let c = try load("[messages]\ncode_prompt = 请输入;验证码\nwrong_code = x;\n")
+        #expect(c.screens.messages.codePrompt == "请输入;验证码")
+        #expect(c.screens.messages.wrongCode == "x;")
+        #expect(try load(c.text).text == c.text)
+    }
+
     /// The daemon refuses to start on a bad file, and --check-config prints the merge.
     @Test func theDaemonChecksAndPrintsItsConfig() throws {
         let t = try Tree()
