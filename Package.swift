@@ -11,8 +11,11 @@ import PackageDescription
 // Dictionary) through a direct accessor, not by its mangled name: the runtime's demangler
 // then does not run at the first use of each such type, which cut exec to first frame by
 // about a tenth in the VM protocol, for 20 kB of code.
+// Each function in a section of its own (-function-sections), so that the linker can lay
+// out the daemon's hot functions first (touchlockdLink below).
 let releaseSwift: [SwiftSetting] = [
-    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release)),
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-function-sections"],
+                 .when(configuration: .release)),
 ]
 let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))] + releaseSwift
 // Release executables are linked by lld with packed relative relocations (DT_RELR, glibc
@@ -20,6 +23,14 @@ let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .d
 // loader reads at every start.
 let releaseLink: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(configuration: .release)),
+]
+// touchlockd's functions that run at start, when it draws and when it takes a touch, side by
+// side at the start of its text (scripts/symbol-order writes the list): the kernel maps 64 kB
+// around each page fault, so packed hot code maps 1.1 MB less of the executable than the
+// same code spread over 7 MB (Rss of the executable after start, 6.4 -> 5.3 MB).
+let touchlockdLink: [LinkerSetting] = releaseLink + [
+    .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/touchlockd.symbol-order",
+                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
 ]
 
 let package = Package(
@@ -72,7 +83,7 @@ let package = Package(
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
             "TouchlockCommandLine",
-        ], swiftSettings: releaseSwift, linkerSettings: releaseLink),
+        ], swiftSettings: releaseSwift, linkerSettings: touchlockdLink),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
             "TouchlockConfig", "TouchlockCommandLine",
