@@ -17,6 +17,7 @@ injected touchscreen (-u: the reference finds its devices through libudev; touch
 them). The protocol answers its "MEASURE SNAP" requests with QEMU
 screendumps (PNG in --out, named after the daemon and its run); with --visible it also times the
 first visible frame by polling screendumps between "MEASURE EXEC" and the first changed picture.
+--perf adds a profile of the drag (perf record and strace -c, see drag_profile).
 --profile adds, after the measured runs, one more touchlockd run with the protocol's start-up
 timeline and per-mapping memory (-O), not counted in the figures, and the daemon's smaps summary
 (Pss and private memory per mapping).
@@ -42,6 +43,8 @@ CONF = "/tmp/touchlock.conf"
 DAEMON = f"touchlockd -C {CONF} --display drm --input evdev"
 SCREEN = "1280x800"
 STATE = "/tmp/touchlock.state"
+# touchlockd with its symbols, for --perf (the image's /usr/bin copy is stripped).
+UNSTRIPPED = "/usr/lib/touchlock-measure/touchlockd"
 # The reference's own configuration: the DRM backend (its default is fbdev), the rest as shipped.
 REFERENCE_CONF = "/tmp/unl0kr.conf"
 REFERENCE_CONF_LINES = ["[general]", "backend=drm"]
@@ -233,6 +236,40 @@ class Measure:
             print(f"smaps (fault-around off): {l}", flush=True)
         g.run("kill $PPID_; wait $PPID_; echo 65536 > /sys/kernel/debug/fault_around_bytes")
 
+    def drag_profile(self):
+        """Where the drag's CPU goes inside the guest: the protocol's drag played on a daemon
+        built with its symbols (UNSTRIPPED, put in the image by measure.sh --perf), once to
+        warm up, once under `perf record -g` (cpu-clock: the emulated CPU has no counters) and
+        once under `strace -c`; the report's shares by object and by function, and the
+        syscalls, are printed."""
+        g = self.guest
+        w, h = SCREEN.split("x")
+        g.run(f"cp {UNSTRIPPED} /tmp/touchlockd-symbols && chmod 755 /tmp/touchlockd-symbols && rm -f {STATE}")
+        g.run("rm -f /run/measure-perf.cmd /run/measure-perf.ack; mkfifo /run/measure-perf.cmd /run/measure-perf.ack")
+        g.run(f"mtool touchd {w} {h} /run/measure-perf.cmd /run/measure-perf.ack & PTPID=$!;"
+              " exec 4> /run/measure-perf.cmd; echo node >&4; read -r ACK < /run/measure-perf.ack")
+        g.run(f"/tmp/touchlockd-symbols -C {CONF} --display drm --input evdev </dev/null >/tmp/perf-daemon.log 2>&1 &"
+              " PDPID=$!; sleep 3")
+        drag = f"echo 'drag {self.path} 2000 10' >&4; read -r ACK < /run/measure-perf.ack; sleep 0.5"
+        g.run(drag, timeout=120)
+        g.run("perf record -F 4000 -g -o /tmp/drag.perf -p $PDPID >/tmp/perf.log 2>&1 & RPID=$!; sleep 1")
+        g.run(drag, timeout=120)
+        g.run("kill -INT $RPID; wait $RPID; true", timeout=120)
+        report = "perf report -i /tmp/drag.perf --stdio --no-children -g none"
+        for what, cmd in [("by object", f"{report} --sort dso"), ("by function", f"{report} --sort dso,sym")]:
+            _, lines = g.run(f"{cmd} 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40", timeout=300)
+            print(f"perf: the drag's samples {what} (%)", flush=True)
+            for l in lines:
+                print(f"perf: {l.rstrip()}", flush=True)
+        g.run("strace -c -o /tmp/drag.strace -p $PDPID & SPID=$!; sleep 1")
+        g.run(drag, timeout=120)
+        g.run("kill -INT $SPID; wait $SPID; true", timeout=60)
+        _, lines = g.run("cat /tmp/drag.strace")
+        print("strace: the drag's syscalls", flush=True)
+        for l in lines:
+            print(f"strace: {l.rstrip()}", flush=True)
+        g.run("kill $PDPID $PTPID; wait $PDPID $PTPID; exec 4>&-; true")
+
     def phases(self):
         """What happens between exec and the first frame (run 1, from the -O timeline)."""
         marks = [("shared libraries loaded", r'path="/lib/x86_64-linux-gnu/[^"]*"'),
@@ -368,10 +405,14 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="one more touchlockd run with the start-up timeline and memory per mapping (-O),"
                          " and its smaps after start")
+    ap.add_argument("--perf", action="store_true",
+                    help="after the runs, where the drag's CPU goes: perf record and strace -c of a"
+                         " daemon with its symbols over the same drag (the image must hold perf, strace"
+                         f" and {UNSTRIPPED}: measure.sh --perf puts them in)")
     ap.add_argument("--boot-timeout", type=float, default=30)
     args = ap.parse_args()
     daemons = 2 if args.reference else 1
-    args.timeout = 180 + (args.runs * daemons + (2 if args.profile else 0)) * 90   # QEMU's watchdog (run_e2e.Guest)
+    args.timeout = 180 + (args.runs * daemons + (2 if args.profile else 0) + (6 if args.perf else 0)) * 90   # QEMU's watchdog (run_e2e.Guest)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
@@ -391,6 +432,8 @@ def main():
                 if args.profile:
                     m.protocol("touchlockd", DAEMON, profile=True)
                     m.smaps_profile()
+                if args.perf:
+                    m.drag_profile()
                 break
             except InfraError as e:
                 print(f"measure: attempt {attempt}: {e}", flush=True)

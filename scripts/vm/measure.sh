@@ -6,6 +6,8 @@
 # Slow (a few minutes under emulation): run by hand and by the benchmark run, not by scripts/test.
 #
 #   scripts/vm/measure.sh [--reference PATH/TO/unl0kr] [Tests/VM/measure.py options, e.g. --runs 5 --profile]
+#   ... --perf also puts Debian's perf and strace and touchlockd with its symbols in the image,
+#   and profiles the drag inside the guest after the runs (installs linux-perf and strace).
 #
 # The reference may also be given as $TOUCHLOCK_REFERENCE; without it its column says "not
 # measured". $TOUCHLOCK_MEASURE_TOOLS overrides where the protocol's files are; cache and outputs
@@ -38,6 +40,15 @@ for product in touchlockd touchlockctl; do
 done
 BIN=$(swift build -c release --static-swift-stdlib -Xlinker -L"$ROOT/scripts/static-libstdc++" --show-bin-path)
 
+# With --perf: the profilers, and the daemon with its symbols beside the stripped one.
+PERF=""
+case " $* " in *" --perf "*)
+    for tool in perf strace; do
+        command -v $tool >/dev/null || { apt-get install -y -q linux-perf strace >/dev/null || exit 1; }
+    done
+    PERF="$(command -v perf) $(command -v strace)" ;;
+esac
+
 # The protocol's touchscreen injector, static as its README asks.
 gcc -static -O2 -o "$CACHE/bin/mtool" "$TOOLS/mtool.c"
 # With the reference: its keyboard maps (it compiles one at start) and libinput's device quirks.
@@ -45,7 +56,8 @@ gcc -static -O2 -o "$CACHE/bin/mtool" "$TOOLS/mtool.c"
 python3 "$ROOT/scripts/vm/build-initramfs.py" --modules "$CACHE/modules" --out "$CACHE/measure-initrd.cpio" \
     --data "$TOOLS/measure-in-guest.sh=/usr/share/touchlock-measure/measure-in-guest.sh" \
     ${REFERENCE:+--tree /usr/share/X11/xkb --tree /usr/share/libinput} \
-    "$BIN/touchlockd" "$BIN/touchlockctl" "$CACHE/bin/mtool" ${REFERENCE:+"$REFERENCE"}
+    ${PERF:+--data "$BIN/touchlockd=/usr/lib/touchlock-measure/touchlockd"} \
+    "$BIN/touchlockd" "$BIN/touchlockctl" "$CACHE/bin/mtool" ${REFERENCE:+"$REFERENCE"} $PERF
 
 exec python3 "$ROOT/Tests/VM/measure.py" --vmlinux "$CACHE/vmlinux" --initrd "$CACHE/measure-initrd.cpio" \
     --ctl "$BIN/touchlockctl" --out "$CACHE/measure" "$@"
