@@ -51,36 +51,8 @@ chmod 0777 "$TMP" 2>/dev/null || true
     || { as_root apt-get update && (cd "$TMP" && apt-get download "linux-image-$KVER"); }
 dpkg -x "$TMP"/linux-image-"$KVER"_*.deb "$TMP/kernel"
 
-python3 - "$TMP/kernel/lib/modules/$KVER" "$OUT" $WANTED <<'PY'
-# Resolves the wanted modules' dependencies ("depends=" in each module's .modinfo section),
-# writes each module decompressed, and 'order': dependencies before the modules using them.
-import lzma, os, re, sys
-moddir, out, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
-paths = {}
-for d, _, files in os.walk(moddir):
-    for f in files:
-        m = re.match(r"(.+)\.ko(\.xz)?$", f)
-        if m:
-            paths[m.group(1).replace("-", "_")] = os.path.join(d, f)
-order, seen = [], set()
-def add(name, chain):
-    if name in seen:
-        return
-    if name not in paths:
-        sys.exit(f"prepare-kiosk: module {name} not found in {moddir} (needed by {' <- '.join(chain) or 'the test'})")
-    seen.add(name)
-    p = paths[name]
-    data = lzma.open(p).read() if p.endswith(".xz") else open(p, "rb").read()
-    deps = re.search(rb"\0depends=([^\0]*)\0", data)
-    for dep in (deps.group(1).decode().split(",") if deps and deps.group(1) else []):
-        add(dep.replace("-", "_"), [name] + chain)
-    open(os.path.join(out, name + ".ko"), "wb").write(data)
-    order.append(name)
-for w in wanted:
-    add(w, [])
-open(os.path.join(out, "order"), "w").write(" ".join(order) + "\n")
-print("prepare-kiosk: modules " + " ".join(order))
-PY
+python3 "$ROOT/scripts/vm/kernel-modules.py" --who prepare-kiosk --layout flat \
+    "$TMP/kernel/lib/modules/$KVER" "$OUT" $WANTED
 rm -rf "$TMP"
 echo "$WANTED" > "$OUT/wanted"
 echo "$KVER" > "$OUT/kernel.version"

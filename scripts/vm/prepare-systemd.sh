@@ -33,7 +33,7 @@ KVER=$(cat "$CACHE/kernel.version")
 DEPS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' \
     | grep . | sort -u | tr '\n' ',' | sed 's/,$//')
 INCLUDE="systemd,systemd-sysv,udev,kmod,dbus,$DEPS"
-KEY=$( (echo "$KVER $INCLUDE $WANTED"; cat "$0") | sha256sum | cut -c1-16)
+KEY=$( (echo "$KVER $INCLUDE $WANTED"; cat "$0" "$ROOT/scripts/vm/kernel-modules.py") | sha256sum | cut -c1-16)
 DIR="$CACHE/systemd"
 BASE="$DIR/base-$KEY.tar"
 mkdir -p "$DIR"
@@ -70,37 +70,8 @@ chmod 0777 "$WORK/deb" 2>/dev/null || true
 (cd "$WORK/deb" && apt-get download "linux-image-$KVER") \
     || { as_root apt-get update && (cd "$WORK/deb" && apt-get download "linux-image-$KVER"); }
 dpkg -x "$WORK"/deb/linux-image-"$KVER"_*.deb "$WORK/kernel"
-python3 - "$WORK/kernel/lib/modules/$KVER" "$WORK/root/lib/modules/$KVER" $WANTED <<'PY'
-import lzma, os, re, shutil, sys
-moddir, out, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
-paths = {}
-for d, _, files in os.walk(moddir):
-    for f in files:
-        m = re.match(r"(.+)\.ko(\.xz)?$", f)
-        if m:
-            paths[m.group(1).replace("-", "_")] = os.path.join(d, f)
-seen = []
-def add(name, chain):
-    if name in seen:
-        return
-    if name not in paths:
-        sys.exit(f"prepare-systemd: module {name} not found in {moddir} (needed by {' <- '.join(chain) or 'the test'})")
-    seen.append(name)
-    p = paths[name]
-    data = lzma.open(p).read() if p.endswith(".xz") else open(p, "rb").read()
-    deps = re.search(rb"\0depends=([^\0]*)\0", data)
-    for dep in (deps.group(1).decode().split(",") if deps and deps.group(1) else []):
-        add(dep.replace("-", "_"), [name] + chain)
-    dest = os.path.join(out, os.path.relpath(p, moddir))
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    shutil.copy2(p, dest)
-for w in wanted:
-    add(w, [])
-for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
-    if os.path.exists(os.path.join(moddir, f)):
-        shutil.copy2(os.path.join(moddir, f), os.path.join(out, f))
-print("prepare-systemd: modules " + " ".join(seen))
-PY
+python3 "$ROOT/scripts/vm/kernel-modules.py" --who prepare-systemd --layout tree \
+    "$WORK/kernel/lib/modules/$KVER" "$WORK/root/lib/modules/$KVER" $WANTED
 as_root chroot "$WORK/root" depmod "$KVER"
 # Loaded at boot whatever udev finds (bochs also loads from its PCI alias; uinput has a
 # static /dev/uinput node).
