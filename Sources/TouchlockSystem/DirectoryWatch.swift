@@ -14,63 +14,42 @@ public final class DirectoryWatch {
     }
 
     public let directory: String
-    private let fd: Int32
-    private let loop: EventLoop
-    private let onChange: (Change) -> Void
+    private let source: ReadableSource
 
     public init(_ directory: String, loop: EventLoop, onChange: @escaping (Change) -> Void) throws(SystemError) {
         self.directory = directory
-        self.loop = loop
-        self.onChange = onChange
-        fd = try SystemCall.check("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
-        do {
-            let mask = UInt32(IN_CREATE | IN_ATTRIB | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)
-            try SystemCall.check("inotify_add_watch", directory) { inotify_add_watch(fd, directory, mask) }
-            try loop.register(fd, .readable) { [weak self] _ in self?.readable() }
-        } catch {
-            close(fd)
-            throw error
-        }
+        let fd = FileDescriptor(adopting: try SystemCall.check("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) })
+        let mask = UInt32(IN_CREATE | IN_ATTRIB | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)
+        try SystemCall.check("inotify_add_watch", directory) { inotify_add_watch(fd.rawValue, directory, mask) }
+        source = try ReadableSource(fd, loop: loop, bufferSize: 4096,
+            read: { fd, buffer throws(SystemError) in try IO.read(fd, into: buffer, "inotify \(directory)") },
+            onError: { error in Log.error("\(error)"); return .stop },
+            onBytes: { bytes in Self.changes(in: bytes, directory: directory, onChange) })
     }
 
-    deinit {
-        loop.unregister(fd)
-        close(fd)
-    }
-
-    private func readable() {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let result = buffer.withUnsafeMutableBytes { b in
-                Result { () throws(SystemError) in try IO.read(fd, into: b, "inotify \(directory)") }
+    /// The changes in one read of inotify events, told to `onChange` in order.
+    private static func changes(in bytes: ArraySlice<UInt8>, directory: String, _ onChange: (Change) -> Void) {
+        let n = bytes.endIndex
+        var offset = bytes.startIndex
+        let headerSize = MemoryLayout<inotify_event>.size
+        while offset + headerSize <= n {
+            let (mask, length) = bytes.withUnsafeBytes { raw -> (UInt32, Int) in
+                let e = raw.loadUnaligned(fromByteOffset: offset - bytes.startIndex, as: inotify_event.self)
+                return (e.mask, Int(e.len))
             }
-            let n: Int
-            switch result {
-            case .success(.bytes(let count)): n = count
-            case .success(.wouldBlock), .success(.endOfFile): return
-            case .failure(let error): Log.error("\(error)"); return
+            let nameBytes = bytes[(offset + headerSize)..<min(n, offset + headerSize + length)]
+            let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            offset += headerSize + length
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                Log.warning("inotify on \(directory): queue overflow; rescanning")
+                onChange(.rescan)
+                continue
             }
-            var offset = 0
-            let headerSize = MemoryLayout<inotify_event>.size
-            while offset + headerSize <= n {
-                let (mask, length) = buffer.withUnsafeBytes { raw -> (UInt32, Int) in
-                    let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                    return (e.mask, Int(e.len))
-                }
-                let nameBytes = buffer[(offset + headerSize)..<min(n, offset + headerSize + length)]
-                let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-                offset += headerSize + length
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    Log.warning("inotify on \(directory): queue overflow; rescanning")
-                    onChange(.rescan)
-                    continue
-                }
-                if name.isEmpty { continue }
-                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
-                    onChange(.removed(name))
-                } else {
-                    onChange(.appeared(name))
-                }
+            if name.isEmpty { continue }
+            if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+                onChange(.removed(name))
+            } else {
+                onChange(.appeared(name))
             }
         }
     }
