@@ -223,27 +223,27 @@ private func mismatch(_ type: Any.Type, _ value: JSON, _ path: [any CodingKey]) 
     .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(value.kind)"))
 }
 
-private func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: JSON, _ path: [any CodingKey]) throws -> T {
+/// A number of type `type`, or the error saying why `value` is not one: `parse` reads the
+/// number's text, nil when it does not fit.
+private func number<T>(_ type: T.Type, _ value: JSON, _ path: [any CodingKey], _ parse: (String) -> T?) throws -> T {
     guard case .number(let text) = value else {
         if value == .null { throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "null")) }
         throw mismatch(type, value, path)
     }
-    if let v = T(text) { return v }
+    guard let v = parse(text) else {
+        throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(text) does not fit in \(type)"))
+    }
+    return v
+}
+
+private func integer<T: FixedWidthInteger>(_ type: T.Type, _ value: JSON, _ path: [any CodingKey]) throws -> T {
     // 3.0 or 3e0 is 3, as for JSONDecoder; 3.5 or 1e400 fits no integer.
-    if let d = Double(text), d.isFinite, let v = T(exactly: d) { return v }
-    throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(text) does not fit in \(type)"))
+    try number(type, value, path) { text in T(text) ?? Double(text).flatMap { $0.isFinite ? T(exactly: $0) : nil } }
 }
 
 private func floating<T: BinaryFloatingPoint & LosslessStringConvertible>(_ type: T.Type, _ value: JSON,
                                                                          _ path: [any CodingKey]) throws -> T {
-    guard case .number(let text) = value else {
-        if value == .null { throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "null")) }
-        throw mismatch(type, value, path)
-    }
-    guard let v = T(text), v.isFinite else {
-        throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "\(text) does not fit in \(type)"))
-    }
-    return v
+    try number(type, value, path) { text in T(text).flatMap { $0.isFinite ? $0 : nil } }
 }
 
 private func string(_ value: JSON, _ path: [any CodingKey]) throws -> String {
