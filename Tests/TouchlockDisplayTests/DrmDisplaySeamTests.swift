@@ -25,6 +25,37 @@ private func fullDamage(_ size: Size) -> Damage {
     return d
 }
 
+/// What opening `card`'s display threw, if it did.
+private func openingError(_ card: FakeDrmDevice) throws -> SystemError? {
+    let loop = try EventLoop(signals: [])
+    return card.run { () -> SystemError? in
+        do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
+    }
+}
+
+/// Runs `body` on `card`'s display, opened on a loop of its own.
+private func withDisplay(_ card: FakeDrmDevice, rotation: Rotation? = nil,
+                         _ body: (DrmDisplay, EventLoop) throws -> Void) throws {
+    let loop = try EventLoop(signals: [])
+    try card.run { try body(try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop, rotation: rotation), loop) }
+}
+
+/// The start most tests share: `card`'s display opened, `paint` given the new shadow
+/// buffer, a first whole frame presented (the mode set) and its completion waited for;
+/// then `body`, then the display shut down.
+private func withFirstFrameShown(_ card: FakeDrmDevice, rotation: Rotation? = nil,
+                                 paint: (DrmDisplay, ShadowBuffer) -> Void = { _, _ in },
+                                 _ body: (DrmDisplay, ShadowBuffer, EventLoop) throws -> Void) throws {
+    try withDisplay(card, rotation: rotation) { display, loop in
+        let shadow = ShadowBuffer(size: display.size)
+        paint(display, shadow)
+        try display.present(shadow, damage: fullDamage(display.size))
+        #expect(try waitForFrame(display, loop))
+        try body(display, shadow, loop)
+        display.shutdown()
+    }
+}
+
 /// What a user of the daemon would check when the kernel refuses the display: a clear
 /// error naming the call, the device and the reason; no crash; every buffer freed once,
 /// in reverse order of acquisition; the card closed last.
@@ -38,10 +69,7 @@ struct DrmDisplaySeamTests {
     @Test func openRefusedWithEACCESIsAClearErrorAndTouchesNothing() throws {
         let card = FakeDrmDevice()
         card.fail("open", with: EACCES)
-        let loop = try EventLoop(signals: [])
-        let error = card.run { () -> SystemError? in
-            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
-        }
+        let error = try openingError(card)
         let e = try #require(error)
         #expect(e.call == "open" && e.errno == .permissionDenied)
         #expect("\(e)".contains(FakeDrmDevice.path) && "\(e)".contains("Permission denied"))
@@ -53,10 +81,7 @@ struct DrmDisplaySeamTests {
         // ENODEV on the second buffer's framebuffer: the card was unplugged halfway.
         let card = FakeDrmDevice()
         card.fail("drmModeAddFB", with: ENODEV, onCall: 2)
-        let loop = try EventLoop(signals: [])
-        let error = card.run { () -> SystemError? in
-            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
-        }
+        let error = try openingError(card)
         let e = try #require(error)
         #expect(e.call == "drmModeAddFB" && e.errno == .noDevice)
         #expect(card.trace(from: "drmModeCreateDumbBuffer(1)") == [
@@ -71,10 +96,7 @@ struct DrmDisplaySeamTests {
     @Test func mapFailureFreesTheFramebufferThenTheBuffer() throws {
         let card = FakeDrmDevice()
         card.fail("mmap", with: ENOMEM)
-        let loop = try EventLoop(signals: [])
-        let error = card.run { () -> SystemError? in
-            do throws(SystemError) { _ = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop); return nil } catch { return error }
-        }
+        let error = try openingError(card)
         #expect(error?.call == "mmap")
         #expect(card.trace(from: "drmModeCreateDumbBuffer(1)") == [
             "drmModeCreateDumbBuffer(1)", "drmModeAddFB(1)", "drmModeMapDumbBuffer(1)", "mmap(1) = Cannot allocate memory",
@@ -85,26 +107,20 @@ struct DrmDisplaySeamTests {
 
     @Test func framesThenShutdownFreeEachBufferOnceInReverseOrder() throws {
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+        try withFirstFrameShown(card, paint: { display, shadow in
             #expect(display.connectorName == "Virtual-1")
             #expect(display.size == Size(width: 64, height: 48))
             #expect(display.physicalSize?.width == 100)
             // Only the buffers, the mappings and the card stay held after opening.
             #expect(card.live.filter { $0.value != 0 } == ["dumb": 2, "fb": 2, "mapping": 2])
-
-            let shadow = ShadowBuffer(size: display.size)
             memset(shadow.pixels, 0x5a, shadow.byteCount)
-            try display.present(shadow, damage: fullDamage(display.size))  // SetCrtc
-            #expect(try waitForFrame(display, loop))
+        }) { display, shadow, loop in  // the first frame was a SetCrtc
             try display.present(shadow, damage: fullDamage(display.size))  // flip to buffer 2
             #expect(display.isBusy)
             #expect(try waitForFrame(display, loop))
             #expect(!display.isBusy)
 
-            display.shutdown()
-            display.shutdown()  // a second shutdown frees nothing again
+            display.shutdown()  // and the shutdown after this frees nothing again
         }
         #expect(card.trace(from: "drmModeSetCrtc(1)") == [
             "drmModeSetCrtc(1)", "drmModePageFlip(2)", "drmHandleEvent",
@@ -118,12 +134,10 @@ struct DrmDisplaySeamTests {
     /// last frame shows the last report.
     @Test func flipsCompletingAtOnceArePacedToTheRefreshAndTheLastReportIsShown() throws {
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
         var submitted = 0
         var submissions: [Instant] = []  // when each frame's completion was told
         var lastShown: UInt32?
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+        try withDisplay(card) { display, loop in
             let shadow = ShadowBuffer(size: display.size)
             var unpresented = Damage(bounds: display.size)
             var reports = 0
@@ -173,15 +187,9 @@ struct DrmDisplaySeamTests {
 
     @Test func shutdownWithAFlipPendingWaitsForItBeforeFreeing() throws {
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        try withFirstFrameShown(card) { display, shadow, _ in
             try display.present(shadow, damage: fullDamage(display.size))
             #expect(display.isBusy)
-            display.shutdown()
         }
         #expect(card.trace(from: "drmModePageFlip") == [
             "drmModePageFlip(2)", "drmHandleEvent", "drmModeSetCrtc(console)",
@@ -192,9 +200,7 @@ struct DrmDisplaySeamTests {
         let card = FakeDrmDevice()
         card.fail("drmModeSetCrtc", with: EACCES)
         card.master = false  // another process took it
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+        try withDisplay(card) { display, loop in
             var changes = 0
             display.onStateChanged = { changes += 1 }
             let shadow = ShadowBuffer(size: display.size)
@@ -224,12 +230,7 @@ struct DrmDisplaySeamTests {
 
     @Test func aFlipThatNeverCompletesIsAbandonedAndTheModeSetAgain() throws {
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        try withFirstFrameShown(card) { display, shadow, loop in
             card.holdFlips = true
             try display.present(shadow, damage: fullDamage(display.size))  // flip to 2, never shown
             #expect(display.isBusy)
@@ -247,7 +248,6 @@ struct DrmDisplaySeamTests {
             try display.present(shadow, damage: Damage(bounds: display.size))
             #expect(try waitForFrame(display, loop))
             #expect(display.state.timeouts == 0)
-            display.shutdown()
         }
         #expect(card.trace(from: "drmModePageFlip") == ["drmModePageFlip(2)", "drmModeSetCrtc(1)", "drmModeSetCrtc(console)"] + freed(2) + freed(1) + ["close"])
         #expect(card.outstanding == 0)
@@ -255,12 +255,7 @@ struct DrmDisplaySeamTests {
 
     @Test func unreadableEventsMakeTheOutputInactiveAndARetryReadsThemAgain() throws {
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        try withFirstFrameShown(card) { display, shadow, loop in
             card.failEvents = EIO
             try display.present(shadow, damage: fullDamage(display.size))
             display.onStateChanged = { loop.stop() }
@@ -274,7 +269,6 @@ struct DrmDisplaySeamTests {
             #expect(display.state.isActive)
             try display.present(shadow, damage: Damage(bounds: display.size))
             #expect(try waitForFrame(display, loop))
-            display.shutdown()
         }
         #expect(card.outstanding == 0)
     }
@@ -282,17 +276,11 @@ struct DrmDisplaySeamTests {
     @Test func flipFailingWithENODEVIsReportedAndNothingLeaks() throws {
         let card = FakeDrmDevice()
         card.fail("drmModePageFlip", with: ENODEV)
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        try withFirstFrameShown(card) { display, shadow, _ in
             let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.call == "drmModePageFlip" && e?.errno == .noDevice)
             #expect(!display.isBusy)
             #expect(display.state.reason?.code == "flip_failed")
-            display.shutdown()
         }
         // The output is lost: its CRTC is not ours to restore.
         #expect(card.trace(from: "drmModePageFlip") == ["drmModePageFlip(2) = No such device"] + freed(2) + freed(1) + ["close"])
@@ -302,13 +290,7 @@ struct DrmDisplaySeamTests {
     @Test func takingTheDisplayBackWhileBusyFailsWithEBUSYAndCanBeRetried() throws {
         let card = FakeDrmDevice()
         card.fail("drmSetMaster", with: EBUSY)
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
-
+        try withFirstFrameShown(card) { display, shadow, loop in
             try display.release()
             #expect(display.isReleased)
             let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
@@ -323,7 +305,6 @@ struct DrmDisplaySeamTests {
             // Taken back: a full mode set again, not a flip.
             try display.present(shadow, damage: Damage(bounds: display.size))
             #expect(try waitForFrame(display, loop))
-            display.shutdown()
         }
         #expect(card.trace(from: "drmDropMaster") == [
             "drmDropMaster", "drmSetMaster = Device or resource busy", "drmSetMaster", "drmModeSetCrtc(1)",
@@ -337,14 +318,8 @@ struct DrmDisplaySeamTests {
         // kiosk's now, and restoring the one saved at start would fail (EACCES) or, worse,
         // put an old picture back.
         let card = FakeDrmDevice()
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
-            let shadow = ShadowBuffer(size: display.size)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        try withFirstFrameShown(card) { display, shadow, _ in
             try display.release()
-            display.shutdown()
         }
         #expect(card.trace(from: "drmDropMaster") == ["drmDropMaster"] + freed(2) + freed(1) + ["close"])
         #expect(card.outstanding == 0)
@@ -353,9 +328,7 @@ struct DrmDisplaySeamTests {
     @Test func blankingFindsTheDPMSPropertyAndALostMasterIsAClearError() throws {
         let card = FakeDrmDevice()
         card.fail("drmModeConnectorSetProperty", with: EACCES, onCall: 2)
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+        try withDisplay(card) { display, _ in
             try display.setPowered(false)
             let e = #expect(throws: SystemError.self) { try display.setPowered(true) }
             #expect(e?.errno == .permissionDenied)
@@ -377,19 +350,15 @@ struct DrmDisplaySeamTests {
                                                                    expected: Rotation) throws {
         let card = FakeDrmDevice()
         card.panelOrientation = property
-        let loop = try EventLoop(signals: [])
-        try card.run {
-            let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop, rotation: configured)
+        try withFirstFrameShown(card, rotation: configured, paint: { display, shadow in
             #expect(display.rotation == expected)
             let logical = expected.logicalSize(panel: Size(width: 64, height: 48))
             #expect(display.size == logical)
             #expect(display.physicalSize?.width == (expected.swapsAxes ? 75 : 100))
             // A marked top left corner (3x2) and a marked bottom row on a grey picture.
-            let shadow = ShadowBuffer(size: display.size)
             memset(shadow.pixels, 0x40, shadow.byteCount)
             for y in 0..<2 { for x in 0..<3 { shadow.pixels.storeBytes(of: UInt32(0xff0000), toByteOffset: y * shadow.stride + x * 4, as: UInt32.self) } }
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
+        }) { display, shadow, loop in
             let corner: (Int, Int) = switch expected {
             case .degrees0: (0, 0)
             case .degrees90: (63, 0)
@@ -407,7 +376,6 @@ struct DrmDisplaySeamTests {
             #expect(try waitForFrame(display, loop))
             let p = expected.panelRect(PixelRect(x: 7, y: 5, width: 1, height: 1), panel: Size(width: 64, height: 48))
             #expect(card.scannedOutPixel(x: p.x, y: p.y) == 0x00ff00)
-            display.shutdown()
         }
         #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
     }

@@ -54,19 +54,26 @@ final class FakeDrmDevice: @unchecked Sendable {
     private let modes2: UnsafeMutablePointer<drmModeModeInfo>
 
     init() {
-        connectorIDs = .allocate(capacity: 2); connectorIDs.initialize(to: connectorID); connectorIDs[1] = connector2
-        crtcIDs = .allocate(capacity: 2); crtcIDs.initialize(to: crtcID); crtcIDs[1] = crtc2
-        encoderIDs = .allocate(capacity: 2); encoderIDs.initialize(to: encoderID); encoderIDs[1] = encoder2
-        func mode(_ w: Int, _ h: Int, preferred: Bool) -> drmModeModeInfo {
-            var m = drmModeModeInfo()
-            m.hdisplay = UInt16(w)
-            m.vdisplay = UInt16(h)
-            m.vrefresh = 60
-            m.type = preferred ? UInt32(DRM_MODE_TYPE_PREFERRED) : 0
-            return m
-        }
-        modes = .allocate(capacity: 1); modes.initialize(to: mode(Self.size.width, Self.size.height, preferred: true))
-        modes2 = .allocate(capacity: 2); modes2.initialize(to: mode(32, 24, preferred: true)); modes2[1] = mode(16, 12, preferred: false)
+        connectorIDs = Self.array([connectorID, connector2])
+        crtcIDs = Self.array([crtcID, crtc2])
+        encoderIDs = Self.array([encoderID, encoder2])
+        modes = Self.array([Self.mode(Self.size.width, Self.size.height, preferred: true)])
+        modes2 = Self.array([Self.mode(32, 24, preferred: true), Self.mode(16, 12, preferred: false)])
+    }
+
+    /// `values` where libdrm's structures can point to them, until deinit.
+    private static func array<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: values.count)
+        p.initialize(from: values, count: values.count)
+        return p
+    }
+
+    private static func mode(_ w: Int, _ h: Int, preferred: Bool) -> drmModeModeInfo {
+        var m = drmModeModeInfo()
+        m.hdisplay = UInt16(w); m.vdisplay = UInt16(h)
+        m.vrefresh = 60
+        m.type = preferred ? UInt32(DRM_MODE_TYPE_PREFERRED) : 0
+        return m
     }
 
     deinit {
