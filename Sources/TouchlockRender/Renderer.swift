@@ -145,15 +145,13 @@ public final class Renderer {
 
     private func fileFace(_ path: String) -> (face: OpaquePointer, probe: OpaquePointer)? {
         if let known = fileFaces[path] { return known }
-        // The rendering settings of Debian's fontconfig defaults (greyscale antialiasing;
-        // hinting, slight there, is turned off for every face by the context's options),
-        // so text looks the same whichever way its face was found.
+        // The rendering settings of Debian's fontconfig defaults (greyscale antialiasing),
+        // so text looks the same whichever way its face was found; hinting is off for
+        // every face through the context's options (init).
         let pattern = FcPatternCreate()
         _ = FcPatternAddString(pattern, FC_FILE, path)
         _ = FcPatternAddInteger(pattern, FC_INDEX, 0)
         _ = FcPatternAddBool(pattern, FC_ANTIALIAS, FcBool(FcTrue))
-        _ = FcPatternAddBool(pattern, FC_HINTING, FcBool(FcTrue))
-        _ = FcPatternAddInteger(pattern, FC_HINT_STYLE, FC_HINT_SLIGHT)
         _ = FcPatternAddBool(pattern, FC_AUTOHINT, FcBool(FcFalse))
         _ = FcPatternAddInteger(pattern, FC_LCD_FILTER, FC_LCD_DEFAULT)
         // With a file in the pattern cairo opens it itself: no fontconfig match.
