@@ -10,6 +10,7 @@
 #include <linux/vt.h>
 #include <linux/kd.h>
 #include <linux/netlink.h>
+#include <malloc.h>
 
 // ioctl is variadic, which Swift cannot call: one wrapper for an integer argument, one
 // for a pointer.

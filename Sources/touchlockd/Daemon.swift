@@ -242,9 +242,11 @@ final class Daemon {
     }
 
     /// READY=1 once the lock screen is shown and the socket and the input are open.
+    /// Start-up is over then: what it freed goes back to the system.
     private func notifyReady() {
         guard firstFrameShown, rest == nil else { return }
         ServiceNotify.send("READY=1\nSTATUS=locked")
+        Heap.trim()
     }
 
     // MARK: the VT hand-off
