@@ -302,7 +302,13 @@ final class DaemonProcess {
         // Its own state file, fresh for every daemon: the failures of one run (every replayed
         // drag is a wrong attempt) must not lock out the next, nor touch /var/lib/touchlock.
         unlink("\(dir)/state")
-        let text = "pattern_hash = \(hash)\ncode_hash = \(hash)\nsocket = \(dir)/bench.sock\nstate_file = \(dir)/state\n" + settings
+        // The socket's group one that exists, as the package's own group does where
+        // touchlock is installed: a missing one sends the lookup past /etc/group to the
+        // other name services, whose modules (libnss_systemd here) would count in the
+        // daemon's memory though no installed daemon loads them.
+        let group = getgrgid(getgid()).map { String(cString: $0.pointee.gr_name) } ?? "root"
+        let text = "pattern_hash = \(hash)\ncode_hash = \(hash)\nsocket = \(dir)/bench.sock\nstate_file = \(dir)/state\n"
+            + "socket_group = \(group)\n" + settings
         guard let f = fopen(conf, "w") else { return nil }
         fputs(text, f)
         fclose(f)
