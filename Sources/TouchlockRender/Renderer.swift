@@ -96,14 +96,25 @@ public final class Renderer {
     /// smaller than `size` if that is what it takes to stay within `maxWidth` (the text
     /// must stay inside the rectangle its element damages).
     private func drawText(_ text: String, theme: Theme, size: Double, color: Color, centre: Point, maxWidth: Double,
-                          bold: Bool = false) {
+                          bold: Bool = false, keep: Bool = true) {
         if text.isEmpty { return }
-        cairo_set_font_face(cr, face(theme, for: text, bold: bold))
+        // Text is painted in its colour through a mask of its coverage. One drawn before
+        // in a face read from a font file is kept (`textImages`): drawn again, no glyph
+        // is touched. `keep` false: text that must not outlive its drawing.
+        let key = bold || !keep ? nil : textImageKey(text, theme: theme, size: size, centre: centre, maxWidth: maxWidth)
+        if let key, let (mask, mx, my) = textImages.surface(key) {
+            paint(color, through: mask, at: mx, my)
+            return
+        }
+        let (face, fromFile) = face(theme, for: text, bold: bold)
+        cairo_set_font_face(cr, face)
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
+        var fontSize = size
         if ext.x_advance > maxWidth, ext.x_advance > 0 {
-            cairo_set_font_size(cr, size * maxWidth / ext.x_advance)
+            fontSize = size * maxWidth / ext.x_advance
+            cairo_set_font_size(cr, fontSize)
             cairo_text_extents(cr, text, &ext)
         }
         // Centred on the ink horizontally, on the font's digits/capitals vertically.
@@ -111,14 +122,78 @@ public final class Renderer {
         cairo_font_extents(cr, &fext)
         let x = centre.x - ext.width / 2 - ext.x_bearing
         let y = centre.y + (fext.ascent - fext.descent) / 2
+        guard let image = mask(of: text, face: face, size: fontSize, at: x, y, ink: ext) else { return }
+        let surface = TextImages.surface(over: image)
+        paint(color, through: surface, at: image.x, image.y)
+        cairo_surface_destroy(surface)
+        if fromFile, let key {
+            textImages.add(key, image)
+        } else {
+            image.coverage.deallocate()
+        }
+    }
+
+    private func paint(_ color: Color, through mask: OpaquePointer, at x: Int32, _ y: Int32) {
         setSource(color)
-        cairo_move_to(cr, x, y)
-        cairo_show_text(cr, text)
+        cairo_mask_surface(cr, mask, Double(x), Double(y))
+    }
+
+    /// The masks of text drawn in faces read from font files, kept for the next time the
+    /// same text is drawn at the same place; shared by renderers given the same one.
+    public var textImages = TextImages()
+
+    /// What the mask of `text` drawn this way is kept under; nil without a font file (or
+    /// one that cannot be read). The file's size and modification time are part of it:
+    /// a changed font is drawn afresh.
+    private func textImageKey(_ text: String, theme: Theme, size: Double, centre: Point, maxWidth: Double) -> String? {
+        guard let file = theme.directFontFile, let stamp = fileStamp(file) else { return nil }
+        return "\(file)|\(stamp)|\(size.bitPattern)|\(maxWidth.bitPattern)|\(centre.x.bitPattern)|\(centre.y.bitPattern)|\(text)"
+    }
+
+    /// A font file's size and modification time, read once per renderer.
+    private var fileStamps: [String: String?] = [:]
+
+    private func fileStamp(_ path: String) -> String? {
+        if let known = fileStamps[path] { return known }
+        var st = stat()
+        let stamp = stat(path, &st) == 0 ? "\(st.st_size)|\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)" : nil
+        fileStamps[path] = stamp
+        return stamp
+    }
+
+    /// The coverage of `text` drawn with its pen at (`x`, `y`), as an A8 image placed on
+    /// whole pixels: drawn at the same fraction of a pixel, each glyph is rounded to the
+    /// same pixel as it would be on the screen. Nil for text without ink.
+    private func mask(of text: String, face: OpaquePointer, size: Double, at x: Double, _ y: Double,
+                      ink: cairo_text_extents_t) -> TextImages.Image? {
+        // Glyphs are placed on whole pixels (half a pixel from the pen at most) and
+        // antialiased beyond their ink by a pixel: two pixels of margin hold them.
+        let margin = 2.0
+        let left = (x + ink.x_bearing - margin).rounded(.down), top = (y + ink.y_bearing - margin).rounded(.down)
+        let right = (x + ink.x_bearing + ink.width + margin).rounded(.up)
+        let bottom = (y + ink.y_bearing + ink.height + margin).rounded(.up)
+        guard ink.width > 0, ink.height > 0, right - left <= 16384, bottom - top <= 16384,
+              let ox = Int32(exactly: left), let oy = Int32(exactly: top) else { return nil }
+        let image = TextImages.Image(x: ox, y: oy, width: Int32(right - left), height: Int32(bottom - top))
+        let target = TextImages.surface(over: image)
+        let c = cairo_create(target)!
+        let options = cairo_font_options_create()
+        cairo_get_font_options(cr, options)
+        cairo_set_font_options(c, options)
+        cairo_font_options_destroy(options)
+        cairo_set_font_face(c, face)
+        cairo_set_font_size(c, size)
+        cairo_move_to(c, x - left, y - top)
+        cairo_show_text(c, text)
+        cairo_destroy(c)
+        cairo_surface_flush(target)
+        cairo_surface_destroy(target)
+        return image
     }
 
     /// How far `text` advances, set in `family` at `size`, as drawn.
     func textWidth(_ text: String, theme: Theme, size: Double) -> Double {
-        cairo_set_font_face(cr, face(theme, for: text))
+        cairo_set_font_face(cr, face(theme, for: text).face)
         cairo_set_font_size(cr, size)
         var ext = cairo_text_extents_t()
         cairo_text_extents(cr, text, &ext)
@@ -130,13 +205,13 @@ public final class Renderer {
     /// with FreeType alone when it has every character: no fontconfig at all, whose
     /// start (its configuration and caches) costs more than the rest of the first frame.
     /// Anything else goes through fontconfig.
-    private func face(_ theme: Theme, for text: String, bold: Bool = false) -> OpaquePointer {
+    private func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
         let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
         if !bold, let file = theme.directFontFile, let (face, probe) = fileFace(file),
            extra.allSatisfy({ has(probe, $0) }) {
-            return face
+            return (face, true)
         }
-        return fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold)
+        return (fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold), false)
     }
 
     /// Faces read from a file, with a scaled font to look up characters in; nil for a
@@ -251,8 +326,9 @@ public final class Renderer {
         switch box.content {
         case .empty: break
         case .digit(let d):
+            // A digit typed is part of a secret: its mask is never kept (nor written).
             drawText(String(d), theme: theme, size: box.fontSize, color: ink, centre: Point(x: cx, y: cy),
-                     maxWidth: Double(r.width), bold: theme.digitBold)
+                     maxWidth: Double(r.width), bold: theme.digitBold, keep: false)
         case .dot:
             setSource(ink)
             cairo_arc(cr, cx, cy, box.dotRadius, 0, 2 * Double.pi)

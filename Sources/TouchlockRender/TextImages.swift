@@ -1,0 +1,160 @@
+import CCairo
+import TouchlockCore
+
+/// Text as it was drawn, kept as coverage masks, so that a start can draw the lock
+/// screen's text without FreeType: on a device the same layout draws the same strings at
+/// the same places at every start, and opening a face and rasterising its glyphs was about
+/// a sixth of the time from exec to the first frame (and 1.3 MB of resident FreeType,
+/// font and cairo font code).
+///
+/// A mask is the text's coverage drawn once by cairo itself into an A8 image, at the same
+/// fraction of a pixel as on the screen; painting the text's colour through it gives the
+/// same pixels as drawing the glyphs (cairo composites glyphs that do not overlap one by
+/// one, and overlapping ones through such a mask). Only text set in a face read from a
+/// font file is kept, keyed by the file's size and modification time, so a font that
+/// changes is drawn afresh.
+///
+/// The masks are shared by every output's renderer; the daemon reads them from a file at
+/// start and writes back (`encoded`) the ones drawn since, when any were new.
+public final class TextImages {
+    struct Image {
+        var x: Int32, y: Int32, width: Int32, height: Int32
+        /// A8 coverage, `stride` bytes a row, owned by the `TextImages` that holds it.
+        var coverage: UnsafeMutableRawBufferPointer
+        static func stride(_ width: Int32) -> Int { Int(cairo_format_stride_for_width(CAIRO_FORMAT_A8, width)) }
+        var stride: Int { Self.stride(width) }
+
+        /// An image of `width` x `height` with its coverage all zero.
+        init(x: Int32, y: Int32, width: Int32, height: Int32) {
+            self.x = x; self.y = y; self.width = width; self.height = height
+            coverage = .allocate(byteCount: Self.stride(width) * Int(height), alignment: 16)
+            coverage.initializeMemory(as: UInt8.self, repeating: 0)
+        }
+    }
+
+    private var images: [String: Image] = [:]
+    /// cairo surfaces over `images`' bytes, made at first use.
+    private var surfaces: [String: OpaquePointer] = [:]
+    /// The keys drawn since the masks were read, in the order first drawn: only these
+    /// are written back.
+    private var used: Set<String> = []
+    private var usedOrder: [String] = []
+    /// Whether a mask was added since the last `encoded()`.
+    public private(set) var changed = false
+
+    /// At most this many masks are written back, the first drawn (a countdown draws a new
+    /// string a second; start-up's text comes first).
+    public static let capacity = 512
+
+    public init() {}
+
+    deinit {
+        for s in surfaces.values { cairo_surface_destroy(s) }
+        for image in images.values { image.coverage.deallocate() }
+    }
+
+    public var count: Int { images.count }
+    /// What the masks are kept under.
+    var keys: Dictionary<String, Image>.Keys { images.keys }
+
+    /// The mask drawn for `key`, as a cairo A8 surface and the pixel it goes at.
+    func surface(_ key: String) -> (surface: OpaquePointer, x: Int32, y: Int32)? {
+        guard let image = images[key] else { return nil }
+        markUsed(key)
+        if let s = surfaces[key] { return (s, image.x, image.y) }
+        let s = Self.surface(over: image)
+        surfaces[key] = s
+        return (s, image.x, image.y)
+    }
+
+    /// A cairo A8 surface drawing into `image`'s coverage in place.
+    static func surface(over image: Image) -> OpaquePointer {
+        cairo_image_surface_create_for_data(image.coverage.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                            CAIRO_FORMAT_A8, image.width, image.height, Int32(image.stride))!
+    }
+
+    /// Keeps `image` (whose coverage it now owns) for `key`.
+    func add(_ key: String, _ image: Image) {
+        if let s = surfaces.removeValue(forKey: key) { cairo_surface_destroy(s) }
+        images.updateValue(image, forKey: key)?.coverage.deallocate()
+        markUsed(key)
+        changed = true
+    }
+
+    private func markUsed(_ key: String) {
+        if used.insert(key).inserted { usedOrder.append(key) }
+    }
+
+    // MARK: the file
+
+    static let magic = Array("touchlock text images 1\n".utf8)
+
+    public struct DecodeError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads masks written by `encoded()`. A file cut short, changed or of another
+    /// version is refused whole: nothing of it is used.
+    public convenience init(decoding bytes: [UInt8]) throws(DecodeError) {
+        self.init()
+        guard bytes.count >= Self.magic.count + 8, Array(bytes.prefix(Self.magic.count)) == Self.magic else {
+            throw DecodeError(description: "not a text image file")
+        }
+        let body = bytes[..<(bytes.count - 4)]
+        var reader = Reader(bytes: bytes, at: bytes.count - 4)
+        guard let sum = reader.u32(), CRC32.checksum(body) == sum else {
+            throw DecodeError(description: "checksum mismatch")
+        }
+        reader = Reader(bytes: bytes, at: Self.magic.count, end: bytes.count - 4)
+        guard let n = reader.u32() else { throw DecodeError(description: "cut short") }
+        for _ in 0..<n {
+            guard let keyLength = reader.u32(), let keyBytes = reader.bytes(Int(keyLength)),
+                  let x = reader.u32(), let y = reader.u32(), let w = reader.u32(), let h = reader.u32(),
+                  (1...16384).contains(w), (1...16384).contains(h) else {
+                throw DecodeError(description: "cut short or malformed")
+            }
+            guard let coverage = reader.bytes(Image.stride(Int32(w)) * Int(h)) else { throw DecodeError(description: "cut short") }
+            let image = Image(x: Int32(bitPattern: x), y: Int32(bitPattern: y), width: Int32(w), height: Int32(h))
+            image.coverage.copyBytes(from: coverage)
+            images.updateValue(image, forKey: String(decoding: keyBytes, as: UTF8.self))?.coverage.deallocate()
+        }
+        guard reader.atEnd else { throw DecodeError(description: "trailing bytes") }
+    }
+
+    /// The masks drawn since they were read (the first `capacity` of them), as a file;
+    /// clears `changed`.
+    public func encoded() -> [UInt8] {
+        changed = false
+        let keys = usedOrder.prefix(Self.capacity)
+        var out = Self.magic
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+        u32(UInt32(keys.count))
+        for key in keys {
+            let image = images[key]!
+            let k = Array(key.utf8)
+            u32(UInt32(k.count)); out += k
+            u32(UInt32(bitPattern: image.x)); u32(UInt32(bitPattern: image.y))
+            u32(UInt32(image.width)); u32(UInt32(image.height))
+            out += UnsafeRawBufferPointer(image.coverage)
+        }
+        u32(CRC32.checksum(out))
+        return out
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var at: Int
+        var end: Int
+        init(bytes: [UInt8], at: Int, end: Int? = nil) { self.bytes = bytes; self.at = at; self.end = end ?? bytes.count }
+        var atEnd: Bool { at == end }
+        mutating func u32() -> UInt32? {
+            guard let b = bytes(4) else { return nil }
+            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+        }
+        mutating func bytes(_ n: Int) -> [UInt8]? {
+            guard n >= 0, end - at >= n else { return nil }
+            defer { at += n }
+            return Array(bytes[at..<(at + n)])
+        }
+    }
+}
