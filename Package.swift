@@ -111,7 +111,7 @@ let package = Package(
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
-            "CLinux",
+            "TouchlockRender", "CLinux",
         ], exclude: ["promcheck.py"]),
     ]
 )

@@ -1,6 +1,7 @@
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
+import TouchlockRender
 import TouchlockSecrets
 import TouchlockSystem
 
@@ -69,9 +70,16 @@ final class Daemon {
     /// Whether a grab of the input was asked for, applied to input opened later.
     private var inputGrabbed = false
 
+    /// The masks of the lock screen's text, read at start and written back once ready
+    /// and at the end when text was drawn that they did not have.
+    private let textImageFile: TextImageFile
+    private let textImages: TextImages
+
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
          terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = []) {
         self.config = config
+        textImageFile = TextImageFile(statePath: config.statePath)
+        textImages = textImageFile.load()
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
         self.options = options
@@ -97,7 +105,8 @@ final class Daemon {
                                                 schedule: config.lockoutSchedule))
         lock.damagedRecord = store.damage != nil
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, shown: terminal == nil, scene: { scene() })
+        presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
+                              scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
         presenter.onShown = { [unowned self] t in
             self.inputs?.frameShown(through: t)
@@ -138,7 +147,7 @@ final class Daemon {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || terminal == nil,
-                          scene: { [unowned self] in self.lock.scene(laidOutAs: view) })
+                          textImages: textImages, scene: { [unowned self] in self.lock.scene(laidOutAs: view) })
         p.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
         watch(display)
         mirrors.append((p, view))
@@ -246,6 +255,7 @@ final class Daemon {
     private func notifyReady() {
         guard firstFrameShown, rest == nil else { return }
         ServiceNotify.send("READY=1\nSTATUS=locked")
+        textImageFile.save(textImages)
         Heap.trim()
     }
 
@@ -545,6 +555,7 @@ final class Daemon {
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
         textfile?.flush()
+        textImageFile.save(textImages)
         // Torn down in reverse order of setup.
         for m in mirrors.reversed() { m.presenter.shutdown() }
         presenter.shutdown()

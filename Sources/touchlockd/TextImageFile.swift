@@ -1,0 +1,40 @@
+import TouchlockRender
+import TouchlockCore
+import TouchlockSystem
+
+/// Where the masks of the lock screen's text are kept between starts (`TextImages`): a
+/// file beside the state file, rewritten when text was drawn that it did not have. Losing
+/// it costs only time: the text is drawn from its glyphs and kept again.
+struct TextImageFile {
+    let path: String
+
+    init(statePath: String) {
+        path = DurableFile.directory(of: statePath) + "/text-images"
+    }
+
+    /// The masks kept by the last run; none if there is no file or it cannot be used.
+    func load() -> TextImages {
+        do {
+            let bytes = try FileContents.bytes(path, limit: 64 << 20)
+            let images = try TextImages(decoding: bytes)
+            return images
+        } catch let error as SystemError where error.errno == .noEntry {
+            return TextImages()
+        } catch {
+            Log.warning("\(path): \(error); the text is drawn from its glyphs and kept again")
+            return TextImages()
+        }
+    }
+
+    /// Writes the masks drawn since they were read, if any are new.
+    func save(_ images: TextImages) {
+        guard images.changed else { return }
+        let bytes = images.encoded()
+        do {
+            try DurableFile.makeDirectory(DurableFile.directory(of: path))
+            try DurableFile.replace(path, with: bytes, mode: 0o600)
+        } catch {
+            Log.warning("\(path): \(error)")
+        }
+    }
+}
