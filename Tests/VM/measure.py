@@ -43,6 +43,8 @@ CONF = "/tmp/touchlock.conf"
 DAEMON = f"touchlockd -C {CONF} --display drm --input evdev"
 SCREEN = "1280x800"
 STATE = "/tmp/touchlock.state"
+# The masks of the lock screen's text, kept beside the state file.
+TEXT_IMAGES = "/tmp/text-images"
 # touchlockd with its symbols, for --perf (the image's /usr/bin copy is stripped).
 UNSTRIPPED = "/usr/lib/touchlock-measure/touchlockd"
 # The reference's own configuration: the DRM backend (its default is fbdev), the rest as shipped.
@@ -107,12 +109,14 @@ class Measure:
     def drag_path(self):
         """The drag of every run: from the pattern's first node to its last through the centre one,
         as touchlockd lays them out on this screen (asked once over its socket, before the runs;
-        its state file and fontconfig's cache are removed after, so run 1 starts as cold as before)."""
+        its state file, the masks of its text and fontconfig's cache are removed after, so run 1
+        starts as cold as a first start after installing; the runs after it find the masks run 1
+        kept, as every later start does)."""
         g = self.guest
         g.run(f"{DAEMON} </dev/null >/tmp/layout.log 2>&1 & LPID=$!")
         g.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}")
         _, lines = g.run(f"touchlockctl --socket {SOCKET} status </dev/null")
-        g.run(f"kill $LPID; wait $LPID; rm -rf {STATE} /tmp/cache /tmp/fontconfig; true")
+        g.run(f"kill $LPID; wait $LPID; rm -rf {STATE} {TEXT_IMAGES} /tmp/cache /tmp/fontconfig; true")
         for l in lines:
             try:
                 status = json.loads(l)
