@@ -148,8 +148,9 @@ public final class TextImages {
         init(bytes: [UInt8], at: Int, end: Int? = nil) { self.bytes = bytes; self.at = at; self.end = end ?? bytes.count }
         var atEnd: Bool { at == end }
         mutating func u32() -> UInt32? {
-            guard let b = bytes(4) else { return nil }
-            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+            guard end - at >= 4 else { return nil }
+            defer { at += 4 }
+            return UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         }
         mutating func bytes(_ n: Int) -> [UInt8]? {
             guard n >= 0, end - at >= n else { return nil }
