@@ -4,15 +4,15 @@ import TouchlockCore
 /// Text as it was drawn, kept as coverage masks, so that a start can draw the lock
 /// screen's text without FreeType: on a device the same layout draws the same strings at
 /// the same places at every start, and opening a face and rasterising its glyphs was about
-/// a sixth of the time from exec to the first frame (and 1.3 MB of resident FreeType,
-/// font and cairo font code).
+/// an eighth of the time from exec to the first frame in the VM protocol (and 1.3 MB of
+/// resident FreeType, font and cairo font code).
 ///
 /// A mask is the text's coverage drawn once by cairo itself into an A8 image, at the same
-/// fraction of a pixel as on the screen; painting the text's colour through it gives the
-/// same pixels as drawing the glyphs (cairo composites glyphs that do not overlap one by
-/// one, and overlapping ones through such a mask). Only text set in a face read from a
-/// font file is kept, keyed by the file's size and modification time, so a font that
-/// changes is drawn afresh.
+/// fraction of a pixel as on the screen. The renderer paints every text in its colour
+/// through its mask, just drawn or read back, so a start that reads the masks shows the
+/// same pixels as the start that drew them. Only text set in a face read from a font file
+/// is kept, keyed by the file's size and modification time, so a font that changes is
+/// drawn afresh.
 ///
 /// The masks are shared by every output's renderer; the daemon reads them from a file at
 /// start and writes back (`encoded`) the ones drawn since, when any were new.
