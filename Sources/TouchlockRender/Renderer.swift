@@ -126,9 +126,7 @@ public final class Renderer {
         let surface = TextImages.surface(over: image)
         paint(color, through: surface, at: image.x, image.y)
         cairo_surface_destroy(surface)
-        if fromFile, let key {
-            textImages.add(key, image)
-        } else {
+        if !fromFile || key == nil || !textImages.add(key!, image) {
             image.coverage.deallocate()
         }
     }

@@ -42,9 +42,14 @@ public final class TextImages {
     /// Whether a mask was added since the last `encoded()`.
     public private(set) var changed = false
 
-    /// At most this many masks are written back, the first drawn (a countdown draws a new
-    /// string a second; start-up's text comes first).
+    /// At most this many masks are kept, and at most `byteBudget` bytes of them: the first
+    /// drawn (start-up's text comes first). Text drawn once they are full is drawn from
+    /// its glyphs every time, as a countdown's, which is a new string every second for as
+    /// long as a lockout lasts.
     public static let capacity = 512
+    public static let byteBudget = 4 << 20
+    /// The bytes of coverage held.
+    public private(set) var bytes = 0
 
     public init() {}
 
@@ -73,12 +78,19 @@ public final class TextImages {
                                             CAIRO_FORMAT_A8, image.width, image.height, Int32(image.stride))!
     }
 
-    /// Keeps `image` (whose coverage it now owns) for `key`.
-    func add(_ key: String, _ image: Image) {
+    /// Keeps `image` for `key`, and then owns its coverage; false (the caller still owns
+    /// it) when the masks are full.
+    @discardableResult
+    func add(_ key: String, _ image: Image) -> Bool {
+        let replaced = images[key]?.coverage.count ?? 0
+        guard images[key] != nil || images.count < Self.capacity,
+              bytes - replaced + image.coverage.count <= Self.byteBudget else { return false }
         if let s = surfaces.removeValue(forKey: key) { cairo_surface_destroy(s) }
         images.updateValue(image, forKey: key)?.coverage.deallocate()
+        bytes += image.coverage.count - replaced
         markUsed(key)
         changed = true
+        return true
     }
 
     private func markUsed(_ key: String) {
@@ -116,7 +128,13 @@ public final class TextImages {
             guard let coverage = reader.bytes(Image.stride(Int32(w)) * Int(h)) else { throw DecodeError(description: "cut short") }
             let image = Image(x: Int32(bitPattern: x), y: Int32(bitPattern: y), width: Int32(w), height: Int32(h))
             image.coverage.copyBytes(from: coverage)
-            images.updateValue(image, forKey: String(decoding: keyBytes, as: UTF8.self))?.coverage.deallocate()
+            let key = String(decoding: keyBytes, as: UTF8.self)
+            let replaced = images.updateValue(image, forKey: key)
+            self.bytes += image.coverage.count - (replaced?.coverage.count ?? 0)
+            replaced?.coverage.deallocate()
+        }
+        guard images.count <= Self.capacity, self.bytes <= Self.byteBudget else {
+            throw DecodeError(description: "more masks than are ever kept")
         }
         guard reader.atEnd else { throw DecodeError(description: "trailing bytes") }
     }

@@ -118,6 +118,42 @@ import TouchlockCore
         }
     }
 
+    @Test func aLockoutsCountdownDoesNotGrowTheMasksWithoutBound() throws {
+        try #require(access(Theme.defaultFontFile, R_OK) == 0, "fonts-dejavu-core is not installed")
+        let theme = Theme()
+        func scene(_ prompt: String) -> Scene {
+            var s = Scene(size: Size(width: 640, height: 80), theme: theme, prompt: prompt,
+                          promptBox: PixelRect(x: 0, y: 0, width: 640, height: 80),
+                          nodes: [], path: [], pathColor: theme.path, tail: nil)
+            s.promptSize = 24
+            return s
+        }
+        let shadow = ShadowBuffer(size: Size(width: 640, height: 80))
+        let r = Renderer(shadow: shadow)
+        let kept = r.textImages
+        let first = scene("Draw your pattern")
+        r.draw(first, damage: first.damage(from: nil))
+        // Four hours of a countdown, a string a second: far more than is ever kept.
+        for left in stride(from: 4 * 3600, to: 4 * 3600 - TextImages.capacity - 100, by: -1) {
+            let s = scene("Too many attempts. Try again in \(left / 3600):\(left / 60 % 60):\(left % 60)")
+            r.draw(s, damage: s.damage(from: nil))
+        }
+        let full = kept.count
+        #expect(full <= TextImages.capacity)
+        #expect(kept.bytes <= TextImages.byteBudget)
+        #expect(kept.bytes > TextImages.byteBudget - 64 << 10)  // full: one more would not fit
+        // The first text drawn is kept; one drawn when full is drawn all the same.
+        #expect(kept.keys.contains { $0.hasSuffix("|Draw your pattern") })
+        let late = scene("Too many attempts. Try again in 0:00:01")
+        r.draw(late, damage: late.damage(from: nil))
+        #expect(kept.count == full)
+        #expect(!kept.keys.contains { $0.hasSuffix("|Too many attempts. Try again in 0:00:01") })
+        let background = rgb(theme.background)
+        let inked = (0..<80).flatMap { y in (0..<640).map { x in shadow.pixel(x: x, y: y) & 0xffffff } }
+            .filter { $0 != background }.count
+        #expect(inked > 500, "the text drawn when the masks are full is missing")
+    }
+
     @Test func aDamagedFileIsRefusedWhole() throws {
         try #require(access(Theme.defaultFontFile, R_OK) == 0, "fonts-dejavu-core is not installed")
         let (size, scenes) = try #require(try screens.first)
