@@ -70,7 +70,7 @@ let package = Package(
                 swiftSettings: mocking),
         // The frame in system memory that Render draws into and Display copies from.
         .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"], swiftSettings: releaseSwift),
-        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockPixels", "CCairo"],
+        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CCairo"],
                 swiftSettings: releaseSwift,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CCairo"])]),
         .target(name: "TouchlockDisplay",

@@ -1,6 +1,7 @@
 import CCairo
 import Glibc
 import TouchlockCore
+import TouchlockSystem
 
 /// Draws scenes with cairo into a shadow buffer. Only the damaged rectangles are
 /// painted: everything is drawn under a clip, so a finger dragging the path repaints a
@@ -126,9 +127,8 @@ public final class Renderer {
         let surface = TextImages.surface(over: image)
         paint(color, through: surface, at: image.x, image.y)
         cairo_surface_destroy(surface)
-        if !fromFile || key == nil || !textImages.add(key!, image) {
-            image.coverage.deallocate()
-        }
+        let kept = fromFile && key.map { textImages.add($0, image) } == true
+        if !kept { image.coverage.deallocate() }
     }
 
     private func paint(_ color: Color, through mask: OpaquePointer, at x: Int32, _ y: Int32) {
@@ -148,13 +148,12 @@ public final class Renderer {
         return "\(file)|\(stamp)|\(size.bitPattern)|\(maxWidth.bitPattern)|\(centre.x.bitPattern)|\(centre.y.bitPattern)|\(text)"
     }
 
-    /// A font file's size and modification time, read once per renderer.
+    /// A font file's size and modification time, looked at once per renderer.
     private var fileStamps: [String: String?] = [:]
 
     private func fileStamp(_ path: String) -> String? {
         if let known = fileStamps[path] { return known }
-        var st = stat()
-        let stamp = stat(path, &st) == 0 ? "\(st.st_size)|\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)" : nil
+        let stamp = FileContents.stamp(path)
         fileStamps[path] = stamp
         return stamp
     }

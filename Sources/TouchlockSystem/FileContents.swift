@@ -15,6 +15,14 @@ public enum FileContents {
         }
     }
 
+    /// What tells one version of `path` from another without reading it: its size and
+    /// modification time; nil when it cannot be looked at.
+    public static func stamp(_ path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return "\(st.st_size)|\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
+    }
+
     /// The text of `path` as UTF-8; invalid bytes are an error (EILSEQ).
     public static func text(_ path: String, limit: Int = 64 << 20) throws(SystemError) -> String {
         let b = try bytes(path, limit: limit)

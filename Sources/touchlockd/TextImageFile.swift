@@ -15,9 +15,7 @@ struct TextImageFile {
     /// The masks kept by the last run; none if there is no file or it cannot be used.
     func load() -> TextImages {
         do {
-            let bytes = try FileContents.bytes(path, limit: 64 << 20)
-            let images = try TextImages(decoding: bytes)
-            return images
+            return try TextImages(decoding: FileContents.bytes(path, limit: 2 * TextImages.byteBudget))
         } catch let error as SystemError where error.errno == .noEntry {
             return TextImages()
         } catch {
