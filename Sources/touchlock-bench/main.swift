@@ -302,7 +302,7 @@ final class DaemonProcess {
         // Its own state file, fresh for every daemon: the failures of one run (every replayed
         // drag is a wrong attempt) must not lock out the next, nor touch /var/lib/touchlock.
         unlink("\(dir)/state")
-        // The socket's group one that exists, as the package's own group does where
+        // The socket's group is one that exists, as the package's own group does where
         // touchlock is installed: a missing one sends the lookup past /etc/group to the
         // other name services, whose modules (libnss_systemd here) would count in the
         // daemon's memory though no installed daemon loads them.

@@ -50,14 +50,14 @@ final class Presenter {
     /// `shown`: the display is ours from the start; else nothing is shown before `take`
     /// (a VT switch brings it).
     /// `textImages`: the masks of text drawn before, shared by every output.
-    init(display: Display, loop: EventLoop, shown: Bool, textImages: TextImages? = nil, scene: @escaping () -> Scene) {
+    init(display: Display, loop: EventLoop, shown: Bool, textImages: TextImages, scene: @escaping () -> Scene) {
         self.display = display
         released = !shown
         self.loop = loop
         self.scene = scene
         shadow = ShadowBuffer(size: display.size)
         renderer = Renderer(shadow: shadow)
-        if let textImages { renderer.textImages = textImages }
+        renderer.textImages = textImages
         unpresented = Damage(bounds: display.size)
         display.onFrameComplete = { [unowned self] t in self.frameComplete(at: t) }
         display.onRedrawNeeded = { [unowned self] in self.presentAll() }
