@@ -101,7 +101,7 @@ let package = Package(
         .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
         .testTarget(name: "TouchlockPixelsTests", dependencies: ["TouchlockPixels"]),
-        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender"], exclude: ["Golden"]),
+        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender", "TouchlockSystem"], exclude: ["Golden"]),
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
         // The VT hand-off, and the syscall seam: the KMS output against a fake card that fails on demand.
         .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay", "TouchlockSystem", "CDrm"]),

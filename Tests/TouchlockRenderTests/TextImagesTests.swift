@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 import TouchlockCore
+import TouchlockSystem
 @testable import TouchlockRender
 
 @Suite struct TextImagesTests {
@@ -64,8 +65,7 @@ import TouchlockCore
         let dir = String(cString: try #require(mkdtemp(&template)))
         defer { unlink(dir + "/font.ttf"); rmdir(dir) }
         let font = dir + "/font.ttf"
-        let bytes = try #require(TestFiles.read(Theme.defaultFontFile))
-        try #require(TestFiles.write(font, bytes))
+        try DurableFile.replace(font, with: FileContents.bytes(Theme.defaultFontFile), mode: 0o644)
         var theme = Theme()
         theme.fontFile = font
         var scene = Scene(size: Size(width: 320, height: 80), theme: theme, prompt: "Draw your pattern",
@@ -184,27 +184,5 @@ import TouchlockCore
         // Another layout's text is not carried on: the file follows what is drawn.
         #expect(try TextImages(decoding: read.encoded()).count == alone.count)
         #expect(alone.count < kept.count)
-    }
-}
-
-/// Whole files for the tests above, through the C library.
-enum TestFiles {
-    static func read(_ path: String) -> [UInt8]? {
-        guard let f = fopen(path, "rb") else { return nil }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            if n == 0 { break }
-            out += chunk[..<n]
-        }
-        return out
-    }
-
-    static func write(_ path: String, _ bytes: [UInt8]) -> Bool {
-        guard let f = fopen(path, "wb") else { return false }
-        defer { fclose(f) }
-        return fwrite(bytes, 1, bytes.count, f) == bytes.count
     }
 }
