@@ -13,11 +13,15 @@ import PackageDescription
 // about a tenth in the VM protocol, for 20 kB of code.
 // Each function in a section of its own (-function-sections), so that the linker can lay
 // out the daemon's hot functions first (touchlockdLink below).
-let releaseSwift: [SwiftSetting] = [
+// libdrm and libevdev are linked from their static archives (CDrm's and CEvdev's linker
+// scripts) and have no pkg-config here, which would link the shared ones too: their
+// headers' directories, which pkg-config would give, are these.
+let swiftFlags: [SwiftSetting] = [
+    .unsafeFlags(["-Xcc", "-I/usr/include/libdrm", "-Xcc", "-I/usr/include/libevdev-1.0"]),
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-function-sections"],
                  .when(configuration: .release)),
 ]
-let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))] + releaseSwift
+let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))] + swiftFlags
 // Release executables are linked by lld with packed relative relocations (DT_RELR, glibc
 // 2.36): the static runtime's 23,000 relocations take 5 kB instead of 550 kB that the
 // loader reads at every start. Nothing outside an executable calls into it, so its own
@@ -46,72 +50,77 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian, each behind a minimal shim header.
-        .systemLibrary(name: "CEvdev", path: "Modules/CEvdev", pkgConfig: "libevdev",
-                       providers: [.apt(["libevdev-dev"])]),
-        .systemLibrary(name: "CDrm", path: "Modules/CDrm", pkgConfig: "libdrm",
-                       providers: [.apt(["libdrm-dev"])]),
+        // libevdev, libdrm and inih are linked from Debian's static archives (each module's
+        // linker script): they read only the kernel's devices and the daemon's own config,
+        // and the loader then has three libraries fewer to map and bind at every start.
+        .systemLibrary(name: "CEvdev", path: "Modules/CEvdev", providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CDrm", path: "Modules/CDrm", providers: [.apt(["libdrm-dev"])]),
         // Linked from Debian's static cairo and pixman (see its module map); pkg-config's
-        // fontconfig gives the FreeType include path cairo-ft.h needs.
+        // fontconfig gives the FreeType include path cairo-ft.h needs. The font stack
+        // (fontconfig, FreeType, libpng, expat, zlib) stays shared: Debian's security
+        // updates to it reach the daemon without a rebuild.
         .systemLibrary(name: "CCairo", path: "Modules/CCairo", pkgConfig: "fontconfig",
                        providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
-        .systemLibrary(name: "CInih", path: "Modules/CInih", pkgConfig: "inih",
-                       providers: [.apt(["libinih-dev"])]),
+        .systemLibrary(name: "CInih", path: "Modules/CInih", providers: [.apt(["libinih-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
         // Pure logic: frames, geometry, gesture and session machines, scene.
-        .target(name: "TouchlockCore", dependencies: ["CPaths"], swiftSettings: releaseSwift),
+        .target(name: "TouchlockCore", dependencies: ["CPaths"], swiftSettings: swiftFlags),
         // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
         .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"], swiftSettings: mocking),
         .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"],
-                swiftSettings: mocking),
+                swiftSettings: mocking,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CEvdev"])]),
         // The frame in system memory that Render draws into and Display copies from.
-        .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"], swiftSettings: releaseSwift),
+        .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"], swiftSettings: swiftFlags),
         .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CCairo"],
-                swiftSettings: releaseSwift,
+                swiftSettings: swiftFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CCairo"])]),
         .target(name: "TouchlockDisplay",
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"],
-                swiftSettings: mocking),
-        .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: releaseSwift),
-        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"], swiftSettings: releaseSwift),
+                swiftSettings: mocking,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CDrm"])]),
+        .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: swiftFlags),
+        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"], swiftSettings: swiftFlags),
         // One command-line convention for both binaries: options, help, usage errors.
-        .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem"], swiftSettings: releaseSwift),
+        .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
         // The config files, in their order, parsed with libinih.
-        .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"], swiftSettings: releaseSwift),
+        .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"], swiftSettings: swiftFlags,
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CInih"])]),
 
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
             "TouchlockCommandLine",
-        ], swiftSettings: releaseSwift, linkerSettings: touchlockdLink),
+        ], swiftSettings: swiftFlags, linkerSettings: touchlockdLink),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
             "TouchlockConfig", "TouchlockCommandLine",
-        ], swiftSettings: releaseSwift, linkerSettings: releaseLink),
+        ], swiftSettings: swiftFlags, linkerSettings: releaseLink),
 
         // Prints figures against their floors and targets; CI runs it in a tiny size.
         .executableTarget(name: "touchlock-bench", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
-        ], swiftSettings: releaseSwift),
+        ], swiftSettings: swiftFlags),
 
-        .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"]),
-        .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"]),
-        .testTarget(name: "TouchlockPixelsTests", dependencies: ["TouchlockPixels"]),
-        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender", "TouchlockSystem"], exclude: ["Golden"]),
-        .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"]),
+        .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockPixelsTests", dependencies: ["TouchlockPixels"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender", "TouchlockSystem"], exclude: ["Golden"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"], swiftSettings: swiftFlags),
         // The VT hand-off, and the syscall seam: the KMS output against a fake card that fails on demand.
-        .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay", "TouchlockSystem", "CDrm"]),
-        .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"]),
-        .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"]),
-        .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"]),
+        .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay", "TouchlockSystem", "CDrm"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"], swiftSettings: swiftFlags),
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
             "TouchlockRender", "CLinux",
-        ], exclude: ["promcheck.py"]),
+        ], exclude: ["promcheck.py"], swiftSettings: swiftFlags),
     ]
 )

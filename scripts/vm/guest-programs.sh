@@ -13,7 +13,9 @@ if [ "${BUILD_DAEMON:-1}" -eq 1 ]; then
     PROGRAMS="$BIN/touchlockd $BIN/touchlockctl"
 fi
 mkdir -p "$CACHE/bin"
+# libevdev linked in, as in touchlockd: a guest with the package installed has no libevdev2.
 # shellcheck disable=SC2046
-gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags --libs libevdev)
+gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags libevdev) \
+    -Wl,-Bstatic -levdev -Wl,-Bdynamic
 gcc -O2 -Wall -o "$CACHE/bin/drmmaster" "$ROOT/Tests/VM/drmmaster.c"
 PROGRAMS="$PROGRAMS $CACHE/bin/touchinject $CACHE/bin/drmmaster"

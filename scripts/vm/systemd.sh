@@ -48,7 +48,7 @@ cp "$DEB" "$R/tmp/touchlock.deb"
 chroot "$R" dpkg -i /tmp/touchlock.deb > "$DIR/dpkg.log" 2>&1 \
     || { cat "$DIR/dpkg.log"; echo "vm-systemd: dpkg -i failed in the guest's root"; exit 1; }
 rm -f "$R/tmp/touchlock.deb"
-# touchinject, built on this Debian 12 against libevdev2, which the guest has.
+# touchinject, built on this Debian 12 (libevdev linked in).
 install -m 0755 "$CACHE/bin/touchinject" "$R/usr/local/bin/touchinject"
 # The host hashes the test's pattern with the package's touchlockctl.
 rm -rf "$DIR/pkg"
