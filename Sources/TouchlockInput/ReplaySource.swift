@@ -18,7 +18,9 @@ public final class ReplaySource {
         case recording, frames
     }
 
-    public let recording: EvemuRecording
+    /// The recording; its events are let go of once the last frame is played (a panel's
+    /// daemon holds none: a long replay's events would otherwise stay in memory for good).
+    public private(set) var recording: EvemuRecording
     public let pace: Pace
     private let loop: EventLoop
     private let sink: (InputEvent) -> Void
@@ -76,6 +78,7 @@ public final class ReplaySource {
         }
         framesPlayed += 1
         guard index < events.count else {
+            recording.events = []
             onFinished?()
             return
         }

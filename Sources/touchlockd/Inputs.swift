@@ -45,7 +45,11 @@ final class Inputs {
                 if let k = KeyInput(e) { keys(k, e.time) }
                 if e.type == EventCode.EV_SYN && e.code == EventCode.SYN_REPORT { self?.onReplayedFrame?(e.time) }
             }
-            source.onFinished = { Log.info("replay of \(path) finished") }
+            source.onFinished = {
+                // The recording's events are gone: their pages go back to the system.
+                Heap.trim()
+                Log.info("replay of \(path) finished")
+            }
             replay = source
             Log.info("replaying \(path): \(rec.events.count) events")
         }

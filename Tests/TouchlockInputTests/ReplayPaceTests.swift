@@ -63,7 +63,13 @@ import TouchlockSystem
                 if run.finished && run.shown.count == run.played.count { loop.stop() }
             }
         }
-        source.onFinished = { run.finished = true }
+        source.onFinished = {
+            run.finished = true
+            // A finished replay holds no events (the daemon's memory after a replay is
+            // a panel's daemon's); the device description stays.
+            #expect(source.recording.events.isEmpty)
+            #expect(source.recording.name == "test panel")
+        }
         loop.schedule(at: EventLoop.now() + .milliseconds(10_000)) { _ in loop.stop() }
         source.start()
         try loop.run()
