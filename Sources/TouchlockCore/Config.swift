@@ -181,7 +181,7 @@ public struct Config: Sendable {
             set: { c, v throws(BadValue) in c.socketPath = try path(v) }, show: { $0.socketPath }),
         Key(section: "socket", name: "group", flatName: "socket_group",
             set: { c, v throws(BadValue) in
-                guard !v.isEmpty, v.utf8.count <= 32, v.allSatisfy({ $0.isLetter || $0.isNumber || "_-.".contains($0) }) else {
+                guard !v.isEmpty, v.utf8.count <= 32, v.allSatisfy(isGroupNameCharacter) else {
                     throw BadValue(message: "expected a group name, found '\(v)'")
                 }
                 c.socketGroup = v
@@ -216,6 +216,16 @@ public struct Config: Sendable {
         Key(section: "theme", name: "font_size", flatName: "font_size",
             set: { c, v throws(BadValue) in c.theme.fontSize = try number(v, 4...200) }, show: { "\($0.theme.fontSize)" }),
     ]
+
+    /// A letter, a digit or one of `_-.`. ASCII is told apart without the standard
+    /// library's Unicode tables, which a start would otherwise map for this alone.
+    static func isGroupNameCharacter(_ c: Character) -> Bool {
+        if let a = c.asciiValue {
+            return (a >= 0x61 && a <= 0x7A) || (a >= 0x41 && a <= 0x5A) || (a >= 0x30 && a <= 0x39)
+                || a == 0x5F || a == 0x2D || a == 0x2E
+        }
+        return c.isLetter || c.isNumber
+    }
 
     /// A DRM connector's name: its type and number, e.g. HDMI-A-1, eDP-1, Virtual-2.
     static func isConnectorName(_ v: String) -> Bool {

@@ -1,0 +1,33 @@
+import Testing
+@testable import TouchlockCore
+
+/// `[socket] group`: letters and digits of any script, `_`, `-` and `.`; ASCII is checked
+/// without the Unicode tables, with the same answers.
+@Suite struct ConfigGroupNameTests {
+    func group(_ v: String) -> String? {
+        var c = Config()
+        do { try c.set(section: "socket", key: "group", value: v) } catch { return nil }
+        return c.socketGroup
+    }
+
+    @Test func acceptsLettersDigitsAndTheThreeMarks() {
+        for name in ["touchlock", "Kiosk_2", "a-b.c", "0", "grüppe", "日本語", "kiosk٣"] {
+            #expect(group(name) == name, "\(name) refused")
+        }
+    }
+
+    @Test func refusesEverythingElse() {
+        for name in ["", "two words", "a/b", "a:b", "tab\there", "x+y", "a,b", "a\u{00A0}b",
+                     String(repeating: "g", count: 33)] {
+            #expect(group(name) == nil, "\(name) accepted")
+        }
+    }
+
+    @Test func asciiAnswersAsTheUnicodePropertiesDo() {
+        for a in UInt8(0)...UInt8(127) {
+            let c = Character(Unicode.Scalar(a))
+            let unicode = c.isLetter || c.isNumber || "_-.".contains(c)
+            #expect(Config.isGroupNameCharacter(c) == unicode, "byte \(a)")
+        }
+    }
+}
