@@ -430,6 +430,14 @@ extension String {
     func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
 }
 
+/// Writes back and drops the file's pages from the page cache; whether it could.
+func dropFromPageCache(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
+}
+
 func benchDaemon(_ o: BenchOptions) {
     let own = CommandLine.arguments[0]
     let binDir = own.contains("/") ? String(own[..<own.lastIndex(of: "/")!]) : "."
@@ -460,6 +468,14 @@ func benchDaemon(_ o: BenchOptions) {
             }
             continue
         }
+        // The executable read from disk, as at a device's boot. Left as it is, the page
+        // cache holds the file in the pieces its last writer or reader made (a linker
+        // writes it in large ones), and the kernel maps a whole cached piece, or 64 kB,
+        // around each page the daemon touches: the same binary then shows 4.7 to 6.7 MB of
+        // executable resident from one run to the next.
+        if !dropFromPageCache(daemon) {
+            StandardStreams.output("(could not drop \(daemon) from the page cache: memory figures as it was left)")
+        }
         let t0 = now()
         // No error hold: every attempt's frames count, none is blocked.
         guard let p = DaemonProcess(daemon: daemon, extra: ["--input", "replay", "--replay", rec], dir: dir,
@@ -477,7 +493,7 @@ func benchDaemon(_ o: BenchOptions) {
                     ["VmRSS after \(frames) drag frames", "\(endRSS) kB", ""],
                     ["VmHWM (peak)", "\(hwm) kB", ""],
                     ["of which the shadow buffer", "\(buffers) kB", ""],
-                    ["resident apart from the shadow buffer", "\(endRSS - buffers) kB", "<= 16384 kB"],
+                    ["resident apart from the shadow buffer", "\(endRSS - buffers) kB", "<= 8192 kB"],
                 ]
             }
         }
@@ -518,7 +534,7 @@ func benchDaemon(_ o: BenchOptions) {
     }
 
     StandardStreams.output("")
-    StandardStreams.output("## 5. Memory and start-up (1920x1080, headless display, node-to-node drag)")
+    StandardStreams.output("## 5. Memory and start-up (1920x1080, headless display, node-to-node drag, the executable read from disk)")
     StandardStreams.output("")
     row("measure", "value", "target")
     row("---", "---", "---")
