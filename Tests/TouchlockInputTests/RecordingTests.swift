@@ -110,5 +110,31 @@ func assemble(_ rec: EvemuRecording) -> [TouchFrame] {
         #expect(throws: EvemuRecording.ParseError(line: 3, message: "malformed event 'E: 0.000001 0003 zz 12'")) {
             try EvemuRecording(parsing: "# EVEMU 1.3\nN: x\nE: 0.000001 0003 zz 12\n")
         }
+        #expect(throws: EvemuRecording.ParseError(line: 4, message: "unknown line 'Q:'")) {
+            try EvemuRecording(parsing: "# EVEMU 1.3\r\nN: x\r\nE: 0.000001 0003 0035 12\r\nQ: 1\r\n")
+        }
+    }
+
+    /// A recording saved with CR LF line ends, tabs between fields and comments after them
+    /// reads as the same device and events as evemu-record's own output.
+    @Test func lineEndsTabsAndCommentsDoNotChangeWhatIsRead() throws {
+        let text = try fixture("edt-ep0430m09-one-finger-drag-up-down.evemu")
+        let plain = try EvemuRecording(parsing: text)
+        var reworked = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("E:") {
+                reworked += line.replacingOccurrences(of: " ", with: "\t ") + "\t# comment\r\n"
+            } else {
+                reworked += line + "\r\n"
+            }
+        }
+        let other = try EvemuRecording(parsing: reworked)
+        #expect(other.name == plain.name)
+        #expect(other.id == plain.id)
+        #expect(other.properties == plain.properties)
+        #expect(other.codes == plain.codes)
+        #expect(other.axes == plain.axes)
+        #expect(other.events == plain.events)
+        #expect(plain.events.count > 500)
     }
 }
