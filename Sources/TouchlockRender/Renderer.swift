@@ -127,8 +127,9 @@ public final class Renderer {
         let surface = TextImages.surface(over: image)
         paint(color, through: surface, at: image.x, image.y)
         cairo_surface_destroy(surface)
-        let kept = fromFile && key.map { textImages.add($0, image) } == true
-        if !kept { image.coverage.deallocate() }
+        // Kept when it can be (the masks then own the coverage), else let go of.
+        if fromFile, let key, textImages.add(key, image) { return }
+        image.coverage.deallocate()
     }
 
     private func paint(_ color: Color, through mask: OpaquePointer, at x: Int32, _ y: Int32) {

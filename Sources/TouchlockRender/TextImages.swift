@@ -82,15 +82,26 @@ public final class TextImages {
     /// it) when the masks are full.
     @discardableResult
     func add(_ key: String, _ image: Image) -> Bool {
-        let replaced = images[key]?.coverage.count ?? 0
-        guard images[key] != nil || images.count < Self.capacity,
-              bytes - replaced + image.coverage.count <= Self.byteBudget else { return false }
-        if let s = surfaces.removeValue(forKey: key) { cairo_surface_destroy(s) }
-        images.updateValue(image, forKey: key)?.coverage.deallocate()
-        bytes += image.coverage.count - replaced
+        guard fits(key, image) else { return false }
+        store(key, image)
         markUsed(key)
         changed = true
         return true
+    }
+
+    /// Whether `image` can be kept for `key` within `capacity` and `byteBudget`.
+    private func fits(_ key: String, _ image: Image) -> Bool {
+        let replaced = images[key]?.coverage.count ?? 0
+        return (images[key] != nil || images.count < Self.capacity)
+            && bytes - replaced + image.coverage.count <= Self.byteBudget
+    }
+
+    /// Keeps `image` for `key`, letting go of the mask it replaces.
+    private func store(_ key: String, _ image: Image) {
+        if let s = surfaces.removeValue(forKey: key) { cairo_surface_destroy(s) }
+        let replaced = images.updateValue(image, forKey: key)
+        bytes += image.coverage.count - (replaced?.coverage.count ?? 0)
+        replaced?.coverage.deallocate()
     }
 
     private func markUsed(_ key: String) {
@@ -129,12 +140,11 @@ public final class TextImages {
             let image = Image(x: Int32(bitPattern: x), y: Int32(bitPattern: y), width: Int32(w), height: Int32(h))
             image.coverage.copyBytes(from: coverage)
             let key = String(decoding: keyBytes, as: UTF8.self)
-            let replaced = images.updateValue(image, forKey: key)
-            self.bytes += image.coverage.count - (replaced?.coverage.count ?? 0)
-            replaced?.coverage.deallocate()
-        }
-        guard images.count <= Self.capacity, self.bytes <= Self.byteBudget else {
-            throw DecodeError(description: "more masks than are ever kept")
+            guard fits(key, image) else {
+                image.coverage.deallocate()
+                throw DecodeError(description: "more masks than are ever kept")
+            }
+            store(key, image)
         }
         guard reader.atEnd else { throw DecodeError(description: "trailing bytes") }
     }
