@@ -23,6 +23,15 @@ public enum FileContents {
         return "\(st.st_size)|\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)"
     }
 
+    /// Writes `path` back and drops its pages from the page cache: the next process to map
+    /// it reads it from disk, as one started at boot does.
+    public static func dropFromPageCache(_ path: String) throws(SystemError) {
+        let file = try FileDescriptor.open(path, O_RDONLY)
+        try SystemCall.check("fdatasync", path) { fdatasync(file.rawValue) }
+        let e = posix_fadvise(file.rawValue, 0, 0, POSIX_FADV_DONTNEED)
+        if e != 0 { throw SystemError("posix_fadvise", Errno(rawValue: e), path) }
+    }
+
     /// The text of `path` as UTF-8; invalid bytes are an error (EILSEQ).
     public static func text(_ path: String, limit: Int = 64 << 20) throws(SystemError) -> String {
         let b = try bytes(path, limit: limit)

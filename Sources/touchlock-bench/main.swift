@@ -430,14 +430,6 @@ extension String {
     func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
 }
 
-/// Writes back and drops the file's pages from the page cache; whether it could.
-func dropFromPageCache(_ path: String) -> Bool {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    return fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
-}
-
 func benchDaemon(_ o: BenchOptions) {
     let own = CommandLine.arguments[0]
     let binDir = own.contains("/") ? String(own[..<own.lastIndex(of: "/")!]) : "."
@@ -473,8 +465,10 @@ func benchDaemon(_ o: BenchOptions) {
         // writes it in large ones), and the kernel maps a whole cached piece, or 64 kB,
         // around each page the daemon touches: the same binary then shows 4.7 to 6.7 MB of
         // executable resident from one run to the next.
-        if !dropFromPageCache(daemon) {
-            StandardStreams.output("(could not drop \(daemon) from the page cache: memory figures as it was left)")
+        do {
+            try FileContents.dropFromPageCache(daemon)
+        } catch {
+            StandardStreams.output("(\(error): memory figures with the executable as the page cache held it)")
         }
         let t0 = now()
         // No error hold: every attempt's frames count, none is blocked.
