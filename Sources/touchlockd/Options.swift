@@ -35,7 +35,7 @@ struct Options {
                 \(Paths.config) (may be given several times; later wins)
                 """),
             OptionSpec("config-root", value: "DIR", help: "look for those two directories under DIR"),
-            OptionSpec("display", value: "MODE", help: "auto (default), drm, headless"),
+            OptionSpec("display", value: "MODE", help: "auto (default) or drm: the KMS display, else exit 1;\nheadless: frames in memory only (tests, demos)"),
             OptionSpec("input", value: "MODE", help: """
                 auto (default), evdev: the touchscreens; replay: the
                 --replay recording, else the bundled demo (auto never
