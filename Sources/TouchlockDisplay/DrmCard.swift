@@ -20,8 +20,9 @@ public final class DrmCard {
     private let closeWhenEmpty: Bool
 
     private var device: FileDescriptor?
-    /// Its number, for libdrm calls (valid while `device` is open).
-    let fd: Int32
+    /// Its number, for libdrm calls (valid while `device` is open; a new one after
+    /// `takeMaster` had to open the card again).
+    private(set) var fd: Int32
     let loop: EventLoop
     /// The outputs, in the order they were set up; each is dropped when it shuts down.
     public private(set) var outputs: [DrmDisplay] = []
@@ -35,6 +36,9 @@ public final class DrmCard {
     private var sequence: UInt64 = 0
     /// Called after a re-probe changed the outputs (hotplug).
     public var onOutputsChanged: ((_ added: [DrmDisplay], _ removed: [DrmDisplay]) -> Void)?
+    /// Whether shutting down puts back the CRTCs as they were before us. Off while locked:
+    /// what was there before is the kiosk app's last frame.
+    public var restoresScreenAtShutdown = true
 
     /// Opens `path`, or else the first /dev/dri/card* with a connected output we can drive.
     public static func open(path: String? = nil, loop: EventLoop, connectors: [String] = [],
@@ -243,9 +247,44 @@ public final class DrmCard {
     func takeMaster() throws(SystemError) {
         guard !isClosed else { throw SystemError("drmSetMaster", .noDevice, "\(path): closed") }
         guard masterDropped || DrmCalls.current.isMaster(fd) == 0 else { return }
-        try SystemCall.check("drmSetMaster", "\(path) (another process may hold DRM master)") { DrmCalls.current.setMaster(fd) }
+        do throws(SystemError) {
+            try SystemCall.check("drmSetMaster", "\(path) (another process may hold DRM master)") { DrmCalls.current.setMaster(fd) }
+        } catch where error.errno == .permissionDenied || error.errno == .notPermitted {
+            // Without CAP_SYS_ADMIN only a descriptor that was master before may become
+            // master again, and this one never was (opened while the kiosk's compositor
+            // held the card: a daemon restarted behind it). Nobody is master once the VT
+            // owner has dropped it, and the first descriptor opened then is.
+            try reopen(after: error)
+        }
         if masterDropped { Log.info("drm: \(path): DRM master taken back") }
         masterDropped = false
+    }
+
+    /// Opens the card again, which makes the new descriptor master if nobody is, and moves
+    /// every output onto it (new buffers; the mode is set again at the next frame). The old
+    /// descriptor is closed last, once nothing of it is in use.
+    private func reopen(after refusal: SystemError) throws(SystemError) {
+        let drm = DrmCalls.current
+        let fresh = try FileDescriptor.open(path, O_RDWR)
+        guard drm.isMaster(fresh.rawValue) != 0 else {
+            throw SystemError("drmSetMaster", refusal.errno, "\(path): refused on this descriptor, and another process holds DRM master")
+        }
+        let wasReading = readingEvents
+        stopEvents()
+        let old = device.take()
+        fd = fresh.rawValue
+        device = .some(consume fresh)
+        var failure: SystemError?
+        for o in outputs {
+            do throws(SystemError) { try o.rebuildBuffers() } catch {
+                Log.warning("drm: \(path): \(o.connectorName): no buffers on the card opened again: \(error)")
+                failure = failure ?? error
+            }
+        }
+        do { try old?.close() } catch { Log.warning("drm: \(path): closing the descriptor that was not master: \(error)") }
+        Log.info("drm: \(path): opened again to become DRM master (\(refusal.errno) on the descriptor opened while another process held it)")
+        if wasReading { try startEvents() }
+        if let failure { throw failure }
     }
 
     /// Whether this descriptor is DRM master now.

@@ -161,6 +161,10 @@ public final class DrmDisplay: Display {
             Log.bug("drm: present while a frame is in flight")
             throw SystemError("drmModePageFlip", .busy, "a flip is already pending")
         }
+        if buffers.count < 2 {
+            // The card was opened again and no buffers could be made on it: made now.
+            try rebuildBuffers()
+        }
         let target = modeSet ? 1 - front : 0
         var copy = missing[target]
         copy.formUnion(damage)
@@ -262,6 +266,21 @@ public final class DrmDisplay: Display {
         }
     }
 
+    /// The card was opened again (`DrmCard.takeMaster`): the buffers of the old descriptor
+    /// are freed while it is still open, and two new ones made on the new one, each lacking
+    /// the whole frame; the mode is set again at the next present.
+    func rebuildBuffers() throws(SystemError) {
+        guard !isShutDown else { return }
+        while !buffers.isEmpty { buffers.removeLast() }
+        let panelSize = Size(width: Int(mode.hdisplay), height: Int(mode.vdisplay))
+        var fresh: [DumbBuffer] = []
+        for _ in 0..<2 { fresh.append(try DumbBuffer(fd: fd, size: panelSize)) }
+        buffers = fresh
+        front = 0
+        flipTarget = 0
+        forgetScreen()
+    }
+
     /// Nothing of ours can be assumed on the screen: the mode is set again and each buffer
     /// gets the whole frame.
     private func forgetScreen() {
@@ -347,7 +366,7 @@ public final class DrmDisplay: Display {
 
         // Only what we still own is restored: after a hand-over (master dropped, or never
         // taken from the kiosk) or a loss the CRTC is someone else's, who repaints it.
-        if modeSet, state.isActive, card.holdsMaster, var s = savedCrtc {
+        if modeSet, state.isActive, card.holdsMaster, card.restoresScreenAtShutdown, var s = savedCrtc {
             let r: Int32
             if s.buffer_id != 0 && s.mode_valid != 0 {
                 r = drm.setCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)
