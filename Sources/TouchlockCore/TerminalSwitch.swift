@@ -9,8 +9,17 @@
 ///     background --show--> switchingIn --acquired--> foreground --handBack--> switchingOut
 ///         ^                    |  (lock switching,       |  release asked:      |
 ///         |                    |   shown)                |  refused            | release asked:
-///         |                    +--timeout: failed        |                     | allowed, handedBack
+///         |                    +--timeout: failed,       |                     | allowed, handedBack
+///         |                       the show still wanted  | handBack, nothing
+///         |                       (a late acquire shows) | to return to
+///         |                                              v
+///         +--release asked: allowed------------------ yielded (switching allowed)
 ///         +-------------------------------------------------------------------+
+///
+/// The VT to return to is known from the switch in, or, when ours was already on screen
+/// (a daemon restarted while locked), from `returnTo` given at start (kept across
+/// restarts by the owner, else the lowest VT in use): a restarted daemon hands back like
+/// the one before it, and with nothing at all to return to it still lets switching go.
 public struct TerminalSwitch: Sendable {
     public enum State: Hashable, Sendable, CustomStringConvertible {
         /// Ours is not on screen.
@@ -23,6 +32,9 @@ public struct TerminalSwitch: Sendable {
         /// VT_ACTIVATE of `to` was asked for; our release signal is awaited. `showAgain`:
         /// a lock came meanwhile, so the release will be refused.
         case switchingOut(to: Int, since: Instant, showAgain: Bool)
+        /// Ours is on screen after the unlock with no other VT to show: switching away is
+        /// allowed (chvt, Ctrl+Alt+Fn, logind activating a session), nothing is locked.
+        case yielded
 
         public var name: String {
             switch self {
@@ -30,6 +42,7 @@ public struct TerminalSwitch: Sendable {
             case .switchingIn: "switching_in"
             case .foreground: "foreground"
             case .switchingOut: "switching_out"
+            case .yielded: "yielded"
             }
         }
 
@@ -63,20 +76,39 @@ public struct TerminalSwitch: Sendable {
     /// How long a switch may take before it counts as failed.
     public var timeout: Interval
     public private(set) var state: State = .background
-    /// The VT last seen active apart from ours: where an unexpected switch to ours is sent back.
+    /// The VT last seen active apart from ours: where an unexpected switch to ours is sent
+    /// back, and where the screen goes back to when ours was already shown.
     public private(set) var kiosk: Int?
+    /// A show timed out (the active VT's owner did not release it) and was not called
+    /// off: if the switch completes later (the owner resumes), ours is shown and kept.
+    public private(set) var showWanted = false
 
-    public init(ours: Int, timeout: Interval = .milliseconds(2000)) {
+    /// `returnTo`: the VT to hand back to if ours is already on screen at the first show
+    /// (a restart while locked), as kept by the owner or found in use; nil: none known.
+    public init(ours: Int, returnTo: Int? = nil, timeout: Interval = .milliseconds(2000)) {
         self.ours = ours
         self.timeout = timeout
+        kiosk = returnTo == ours ? nil : returnTo
+    }
+
+    /// The VT the screen goes back to at the next hand-back, or nil: for the owner to keep
+    /// across a restart.
+    public var returnTarget: Int? {
+        switch state {
+        case .switchingIn(let back, _), .foreground(let back): back ?? kiosk
+        case .switchingOut(let to, _, _): to
+        case .background, .yielded: kiosk
+        }
     }
 
     /// Shows ours; `active` is the VT on screen now (VT_GETSTATE).
     public mutating func show(active: Int, at now: Instant) -> [Action] {
         switch state {
         case .background:
+            showWanted = false
             if active == ours {
-                transition(to: .foreground(returnTo: nil), "show (already active)")
+                // Shown before us (a restart while locked): back to the VT known, if any.
+                transition(to: .foreground(returnTo: kiosk), "show (already active)")
                 return [.lockSwitching, .shown]
             }
             kiosk = active
@@ -92,6 +124,9 @@ public struct TerminalSwitch: Sendable {
             // Our release is still to come: it will be refused.
             transition(to: .switchingOut(to: to, since: since, showAgain: true), "show while switching out")
             return []
+        case .yielded:
+            transition(to: .foreground(returnTo: kiosk), "show (still on screen)")
+            return [.lockSwitching, .shown]
         }
     }
 
@@ -100,6 +135,13 @@ public struct TerminalSwitch: Sendable {
         switch state {
         case .switchingIn(let back, _):
             transition(to: .foreground(returnTo: back), "acquired")
+            return [.acknowledgeAcquire, .lockSwitching, .shown]
+        case .background where showWanted:
+            // The switch asked for earlier completes late (the VT owner resumed): the lock
+            // that timed out is shown now.
+            showWanted = false
+            Log.info("terminal: VT \(ours) shown late; the lock screen is shown")
+            transition(to: .foreground(returnTo: kiosk), "acquired late")
             return [.acknowledgeAcquire, .lockSwitching, .shown]
         case .background:
             // Someone switched to ours (chvt) while the kiosk has the display: the kernel
@@ -111,7 +153,7 @@ public struct TerminalSwitch: Sendable {
             }
             transition(to: .switchingOut(to: k, since: now, showAgain: false), "acquired unasked")
             return [.acknowledgeAcquire, .activate(k), .armTimer(now + timeout)]
-        case .foreground, .switchingOut:
+        case .foreground, .switchingOut, .yielded:
             Log.bug("terminal: acquire signal while \(state)")
             return [.acknowledgeAcquire]
         }
@@ -132,6 +174,10 @@ public struct TerminalSwitch: Sendable {
             kiosk = to
             transition(to: .background, "released")
             return [.allowRelease, .handedBack]
+        case .yielded:
+            // Unlocked with nothing to return to: whoever switches away may.
+            transition(to: .background, "released (yielded)")
+            return [.allowRelease]
         case .switchingIn, .background:
             // Ours is not shown: nothing of ours to keep (a switch in progress elsewhere).
             Log.bug("terminal: release signal while \(state)")
@@ -145,7 +191,9 @@ public struct TerminalSwitch: Sendable {
         switch state {
         case .foreground(let back):
             guard let back, back != ours else {
-                // Nothing to return to (ours was active from the start).
+                // Nothing to return to (ours was active from the start and no other VT is
+                // known): ours stays on screen, but switching away is allowed again.
+                transition(to: .yielded, "hand back: nothing to return to")
                 return [.unlockSwitching, .handedBack]
             }
             transition(to: .switchingOut(to: back, since: now, showAgain: false), "hand back")
@@ -159,7 +207,11 @@ public struct TerminalSwitch: Sendable {
         case .switchingOut(let to, let since, true):
             transition(to: .switchingOut(to: to, since: since, showAgain: false), "hand back again")
             return []
-        case .background, .switchingOut:
+        case .background:
+            // A show that timed out is no longer wanted.
+            showWanted = false
+            return []
+        case .switchingOut, .yielded:
             return []
         }
     }
@@ -173,7 +225,7 @@ public struct TerminalSwitch: Sendable {
         case .switchingOut(let to, _, _):
             transition(to: .foreground(returnTo: to), "activate failed")
             return [.lockSwitching, .failed("cannot switch back to VT \(to): \(reason)")]
-        case .background, .foreground:
+        case .background, .foreground, .yielded:
             Log.bug("terminal: activate failed while \(state)")
             return []
         }
@@ -184,6 +236,9 @@ public struct TerminalSwitch: Sendable {
         case .switchingIn(_, let since):
             guard now >= since + timeout else { return [.armTimer(since + timeout)] }
             transition(to: .background, "timeout")
+            // The kernel keeps the switch pending until the owner answers: if it does, the
+            // acquire signal still comes, and ours is shown then.
+            showWanted = true
             return [.failed("the switch to VT \(ours) did not complete within \(timeout.milliseconds) ms"
                             + " (the active VT's owner did not release it)")]
         case .switchingOut(let to, let since, _):
@@ -191,7 +246,7 @@ public struct TerminalSwitch: Sendable {
             // The kernel did not switch: ours stays shown and locked again.
             transition(to: .foreground(returnTo: to), "timeout switching out")
             return [.lockSwitching, .failed("the switch back to VT \(to) did not complete within \(timeout.milliseconds) ms")]
-        case .background, .foreground:
+        case .background, .foreground, .yielded:
             return []
         }
     }

@@ -10,6 +10,8 @@ public protocol VirtualTerminalDevice: AnyObject {
     var number: Int { get }
     /// The VT on screen now (VT_GETSTATE).
     func activeTerminal() throws(SystemError) -> Int
+    /// The VTs some process has open (VT_GETSTATE's v_state: VTs 1 to 15).
+    func terminalsInUse() throws(SystemError) -> Set<Int>
     /// VT_ACTIVATE `n`: asks the kernel to show it (it returns before the switch is done).
     func activate(_ n: Int) throws(SystemError)
     /// VT_RELDISP VT_ACKACQ.
@@ -85,6 +87,14 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         return Int(st.v_active)
     }
 
+    public func terminalsInUse() throws(SystemError) -> Set<Int> {
+        var st = vt_stat()
+        let f = fd
+        try SystemCall.check("ioctl(VT_GETSTATE)") { clinux_ioctl_pointer(f, UInt(VT_GETSTATE), &st) }
+        // Bit n stands for VT n (bit 0 for none): 16 bits, so VTs 1 to 15.
+        return Set((1..<16).filter { st.v_state & (1 << UInt16($0)) != 0 })
+    }
+
     public func activate(_ n: Int) throws(SystemError) {
         let f = fd
         try SystemCall.check("ioctl(VT_ACTIVATE)", "VT \(n)") { clinux_ioctl_value(f, UInt(VT_ACTIVATE), UInt(n)) }
@@ -134,13 +144,34 @@ public final class TerminalHandoff {
     public var onShown: (() -> Void)?
     public var onFailed: ((String) -> Void)?
     public var onHandedBack: (() -> Void)?
+    /// The VT to hand back to changed (for the owner to keep across a restart).
+    public var onReturnTargetChanged: ((Int?) -> Void)?
+    private var toldReturnTarget: Int?
 
-    public init(device: VirtualTerminalDevice, timeout: Interval = .milliseconds(2000), now: @escaping () -> Instant,
-                schedule: @escaping (Instant, @escaping (Instant) -> Void) -> Void) {
+    /// `remembered`: the VT the daemon before this one would have handed back to (kept
+    /// across the restart), used if it is still in use; else the lowest VT in use apart
+    /// from ours. It matters only when ours is already on screen at the first show.
+    public init(device: VirtualTerminalDevice, remembered: Int? = nil, timeout: Interval = .milliseconds(2000),
+                now: @escaping () -> Instant, schedule: @escaping (Instant, @escaping (Instant) -> Void) -> Void) {
         self.device = device
         self.now = now
         self.schedule = schedule
-        machine = TerminalSwitch(ours: device.number, timeout: timeout)
+        let returnTo = Self.returnTarget(remembered: remembered, ours: device.number, device: device)
+        machine = TerminalSwitch(ours: device.number, returnTo: returnTo, timeout: timeout)
+        toldReturnTarget = machine.returnTarget
+    }
+
+    /// The VT to return to: the remembered one if some process still has it open, else the
+    /// lowest one in use apart from ours (a kiosk's compositor keeps its VT open), else nil.
+    static func returnTarget(remembered: Int?, ours: Int, device: VirtualTerminalDevice) -> Int? {
+        let inUse: Set<Int>
+        do { inUse = try device.terminalsInUse().subtracting([ours]) } catch {
+            Log.warning("terminal: \(error); the VT to return to is not checked")
+            return remembered == ours ? nil : remembered
+        }
+        if let r = remembered, inUse.contains(r) { return r }
+        if let r = remembered { Log.info("terminal: VT \(r), kept from before the restart, is no longer in use") }
+        return inUse.min()
     }
 
     public var number: Int { device.number }
@@ -198,14 +229,32 @@ public final class TerminalHandoff {
                 if case .activate = a { perform(machine.activateFailed("\(error)", at: now())) }
             }
         }
+        let target = machine.returnTarget
+        if target != toldReturnTarget {
+            toldReturnTarget = target
+            onReturnTargetChanged?(target)
+        }
     }
 
-    /// Gives everything back on exit: switching unlocked, the kiosk's VT shown if ours is.
-    public func shutdown() {
+    /// The VT the next hand-back goes to, if known.
+    public var returnTarget: Int? { machine.returnTarget }
+
+    /// The VT on screen now, if it can be read.
+    public var activeTerminal: Int? {
+        do { return try device.activeTerminal() } catch {
+            Log.warning("terminal: \(error)")
+            return nil
+        }
+    }
+
+    /// Gives everything back on exit: switching unlocked, and the kiosk's VT shown if ours
+    /// is and `handingBack` (not while locked: the screen stays covered through a restart,
+    /// and the daemon after this one hands back to the VT it keeps).
+    public func shutdown(handingBack: Bool = true) {
         // VT_AUTO before VT_ACTIVATE: in VT_PROCESS the switch would wait for our answer to
         // the release signal, which the loop no longer reads, and a later VT_SETMODE cancels
         // a pending switch (the kiosk's VT was never shown again).
-        if case .foreground(let back?) = machine.state, back != device.number {
+        if handingBack, case .foreground(let back?) = machine.state, back != device.number {
             device.restore(showing: back)
         } else {
             device.restore()

@@ -11,7 +11,9 @@ final class RecordingTerminal: VirtualTerminalDevice {
     var failActivate: Errno?
     var locked = false
 
+    var inUse: Set<Int> = [1, 7]
     func activeTerminal() throws(SystemError) -> Int { active }
+    func terminalsInUse() throws(SystemError) -> Set<Int> { inUse }
     func activate(_ n: Int) throws(SystemError) {
         calls.append("activate \(n)")
         if let failActivate { throw SystemError("ioctl(VT_ACTIVATE)", failActivate) }
