@@ -379,10 +379,14 @@ public struct Status: Codable, Hashable, Sendable {
     /// The method being enrolled on the screen, while it is.
     public var enrolling: UnlockMethod?
     /// Whether the lock screen is on the display: `shown`, `taking` (being switched to),
+    /// `handing_over` (after an unlock, the switch back to the kiosk's VT is under way),
     /// `handed_over` (after an unlock, the kiosk app has it), `not_shown` (it could not be
     /// taken: `display_reason` says why).
     public var display: String?
     public var displayReason: String?
+    /// A `lock` (or the idle lock) was refused because the display could not be taken: it
+    /// is tried again when the VT owner lets our VT be shown, or at the next `lock`.
+    public var lockPending: Bool?
     /// Our virtual terminal, when the display is taken from a kiosk by a VT switch; else
     /// `vt_reason` says why there is no VT hand-off.
     public var vt: Int?
@@ -447,6 +451,7 @@ public struct Status: Codable, Hashable, Sendable {
     enum CodingKeys: String, CodingKey {
         case state, failures, method, reason, record, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power, outputs
         case displayReason = "display_reason"
+        case lockPending = "lock_pending"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
         case lockoutUntil = "lockout_until"
@@ -493,6 +498,9 @@ public enum Event: Codable, Hashable, Sendable {
     case enrolled(method: UnlockMethod)
     /// An enrollment on the screen ended without a new secret, for `reason`.
     case enrollFailed(method: UnlockMethod, reason: String)
+    /// After an unlock, the screen and the input are the kiosk's again: DRM master
+    /// dropped and, with a VT hand-off, the kiosk's VT shown (what `wait-unlock` waits for).
+    case handedOver
 
     /// The event the lock screen announced.
     public init(_ event: LockEvent) {
@@ -521,6 +529,7 @@ public enum Event: Codable, Hashable, Sendable {
         case .locked: "locked"
         case .enrolled: "enrolled"
         case .enrollFailed: "enroll_failed"
+        case .handedOver: "handed_over"
         }
     }
 
@@ -556,6 +565,8 @@ public enum Event: Codable, Hashable, Sendable {
         case "enroll_failed":
             self = .enrollFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
                                  reason: try c.decode(String.self, forKey: .reason))
+        case "handed_over":
+            self = .handedOver
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
@@ -574,7 +585,7 @@ public enum Event: Codable, Hashable, Sendable {
             try c.encode(method, forKey: .method)
             try c.encode(failures, forKey: .failures)
             try c.encode(retryAfter.milliseconds, forKey: .retryAfterMilliseconds)
-        case .locked:
+        case .locked, .handedOver:
             break
         case .progress(let entered, let total):
             try c.encode(entered, forKey: .entered)

@@ -386,6 +386,21 @@ public struct LockScreen: Sendable {
         return [.grabInput] + prompt + (blankAfter.map { [.armTimer(now + $0)] } ?? [])
     }
 
+    /// Instead of `begin`, when the daemon before this one was unlocked and had handed the
+    /// display over (its runtime record says so) and no failure is on record: the screen
+    /// starts handed over, the input not taken, the idle lock armed. Nil (and nothing
+    /// changed) when the session cannot resume unlocked: then `begin` locks as usual.
+    public mutating func beginHandedOver(unlockedBy method: UnlockMethod, since unlockedAt: Instant,
+                                         at now: Instant) -> [Action]? {
+        self.now = max(self.now, now)
+        guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
+        hold = .released
+        lastActivity = max(lastActivity, now)
+        var out: [Action] = [.redraw]
+        if let idle = idleLock { out.append(.armTimer(lastActivity + idle)) }
+        return out
+    }
+
     /// Resumes a session restored from storage: arms the lockout deadline and countdown.
     public mutating func resume(at now: Instant) -> [Action] {
         self.now = max(self.now, now)

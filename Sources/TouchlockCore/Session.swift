@@ -252,6 +252,15 @@ public struct Session: Sendable {
         }
     }
 
+    /// The daemon before this one was unlocked (by `method`, at `at`) when it stopped:
+    /// this one starts unlocked too, but only from a clean locked state with no failure
+    /// on record. Whether it did.
+    public mutating func resumeUnlocked(_ method: UnlockMethod, at: Instant) -> Bool {
+        guard case .locked = state, failures == 0 else { return false }
+        transition(to: .unlocked(method, at: at), "resumed unlocked")
+        return true
+    }
+
     /// A client asked to lock again.
     public mutating func lock() -> [Action] {
         switch state {

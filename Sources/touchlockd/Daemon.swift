@@ -29,6 +29,19 @@ final class Daemon {
     private var inputs: Inputs?
     /// Told of every event (the control socket's subscribers).
     var onEvent: ((LockEvent) -> Void)?
+    /// Told once the screen and the input are the kiosk's again after an unlock.
+    var onHandedOver: (() -> Void)?
+    /// What the daemon after this one starts from (locked or not, the VT to return to),
+    /// kept beside the control socket; nil: not kept (`--once`).
+    private let runtime: RuntimeFile?
+    private var runtimeRecord: RuntimeRecord
+    /// The switch back to the kiosk's VT is under way (asked, not yet done).
+    private var handingBack = false
+    /// A lock refused because the display could not be taken, to be tried again when our
+    /// VT is shown after all or at the next `lock`.
+    private var lockPending = false
+    /// The daemon before this one was unlocked: this one starts handed over.
+    private var startsHandedOver = false
     private var armedTimers: Set<Instant> = []
     /// The control client that asked for the enrollment on screen: if it goes away
     /// (touchlockctl gave up waiting), the enrollment is cancelled.
@@ -46,6 +59,8 @@ final class Daemon {
     private var awaiting = Awaiting.nothing
     /// Closes the DRM card the outputs are on, at shutdown.
     var closeCard: (() -> Void)?
+    /// At a shutdown while locked: nothing of what was on the screen before is restored.
+    var keepCovered: (() -> Void)?
     /// Counted since the start, for the metrics.
     private var unlocks: [String: Int] = [:]
     private var failuresTotal = 0
@@ -76,8 +91,14 @@ final class Daemon {
     private let textImages: TextImages
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
-         terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = []) {
+         terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = [],
+         runtime: RuntimeFile? = nil, runtimeRecord: RuntimeRecord = RuntimeRecord()) {
         self.config = config
+        self.runtime = runtime
+        var runtimeRecord = runtimeRecord
+        runtimeRecord.ownVT = terminal?.number
+        runtimeRecord.returnVT = terminal?.returnTarget ?? runtimeRecord.returnVT
+        self.runtimeRecord = runtimeRecord
         textImageFile = TextImageFile(statePath: config.statePath)
         textImages = textImageFile.load()
         self.terminal = terminal
@@ -122,10 +143,17 @@ final class Daemon {
         if let terminal {
             terminal.onShown = { [unowned self] in self.displayReady() }
             terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
-            terminal.onHandedBack = { Log.info("VT hand-off: the kiosk's VT is shown again") }
-            // DRM master is dropped first: the kiosk cannot take it back while we hold it.
-            presenter.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
+            terminal.onHandedBack = { [unowned self] in
+                Log.info("VT hand-off: the kiosk's VT is shown again")
+                self.handedOver()
+            }
+            terminal.onReturnTargetChanged = { [unowned self] vt in
+                self.runtimeRecord.returnVT = vt
+                self.saveRuntime()
+            }
         }
+        // DRM master is dropped first: the kiosk cannot take it back while we hold it.
+        presenter.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
         for d in others { addOutput(d) }
     }
 
@@ -139,7 +167,30 @@ final class Daemon {
 
     /// Our VT goes back to the kiosk once every output has been handed over.
     private func handBackWhenAllReleased() {
-        if presenters.allSatisfy(\.isReleased) { terminal?.handBack() }
+        guard presenters.allSatisfy(\.isReleased), lock.hold == .released else { return }
+        guard let terminal else {
+            handedOver()
+            return
+        }
+        handingBack = true
+        terminal.handBack()
+    }
+
+    /// The screen and the input are the kiosk's again (with a VT: its VT is shown).
+    private func handedOver() {
+        let wasHandingBack = handingBack
+        handingBack = false
+        guard lock.hold == .released, wasHandingBack || terminal == nil else { return }
+        onHandedOver?()
+    }
+
+    /// The runtime record, for the daemon after this one; kept in memory if it cannot be
+    /// written (the next daemon then starts locked, which is safe).
+    private func saveRuntime() {
+        guard let runtime else { return }
+        if let error = runtime.save(runtimeRecord) {
+            Log.warning("\(runtime.path): \(error) (a restart will start locked)")
+        }
     }
 
     /// Shows the lock screen on one more output, laid out for its own size and density.
@@ -229,9 +280,24 @@ final class Daemon {
     /// `rest` has run.
     func start(then rest: @escaping () -> Void) {
         self.rest = rest
-        perform(lock.begin(at: EventLoop.now()))
-        perform(lock.resume(at: EventLoop.now()))
-        restTimer = loop.schedule(at: EventLoop.now() + Self.startupGrace) { [unowned self] _ in self.finishStart() }
+        let now = EventLoop.now()
+        defer { saveRuntime() }
+        // Unlocked before this start (a restart, a crash, an upgrade while the app had the
+        // screen): the app keeps it, nothing is taken. Only with a VT hand-off and our VT
+        // not on screen; else (a restart between the unlock and the hand-back) it locks.
+        if let (method, at) = runtimeRecord.unlocked, let terminal, terminal.activeTerminal != terminal.number,
+           let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
+            Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
+            startsHandedOver = true
+            lockedSince = nil
+            perform(actions)
+            for p in presenters { p.draw() }
+            loop.deferred { [unowned self] in self.finishStart() }
+            return
+        }
+        perform(lock.begin(at: now))
+        perform(lock.resume(at: now))
+        restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
         if let terminal {
             awaiting = .startup
@@ -253,8 +319,8 @@ final class Daemon {
     /// READY=1 once the lock screen is shown and the socket and the input are open.
     /// Start-up is over then: what it freed goes back to the system.
     private func notifyReady() {
-        guard firstFrameShown, rest == nil else { return }
-        ServiceNotify.send("READY=1\nSTATUS=locked")
+        guard firstFrameShown || startsHandedOver, rest == nil else { return }
+        ServiceNotify.send(startsHandedOver && lock.hold == .released ? "READY=1\nSTATUS=unlocked" : "READY=1\nSTATUS=locked")
         textImageFile.save(textImages)
         Heap.trim()
     }
@@ -266,6 +332,19 @@ final class Daemon {
     private func displayReady() {
         let purpose = awaiting
         awaiting = .nothing
+        if purpose == .nothing, lock.hold == .released {
+            // Our VT was shown late: the owner of the kiosk's VT answered after all. A lock
+            // it refused before is carried out now; anything else is handed straight back.
+            if lockPending {
+                Log.info("our VT is shown after all: the refused lock is carried out")
+                lockPending = false
+                perform(lock.lock(at: EventLoop.now()))
+            } else {
+                handingBack = true
+                terminal?.handBack()
+            }
+            return
+        }
         for p in presenters { p.retry(.terminalAcquired) }
         do {
             for p in mirrors.map(\.presenter) {
@@ -296,7 +375,10 @@ final class Daemon {
     private func displayFailed(_ why: String, _ purpose: Awaiting) {
         displayFailure = why
         displayRefusal = why
-        if purpose == .lockScreen { perform(lock.displayRefused(why, at: EventLoop.now())) }
+        if purpose == .lockScreen {
+            if case .taking(.lock) = lock.hold { lockPending = true }
+            perform(lock.displayRefused(why, at: EventLoop.now()))
+        }
         answerLockRequests()
     }
 
@@ -321,7 +403,11 @@ final class Daemon {
     private var displayState: String {
         if awaiting != .nothing { return "taking" }
         if presenters.contains(where: { $0.display.state.reason != nil }) { return "not_shown" }
-        if presenter.isReleased { return lock.hold == .released ? "handed_over" : "not_shown" }
+        if presenter.isReleased {
+            guard lock.hold == .released else { return "not_shown" }
+            return handingBack ? "handing_over" : "handed_over"
+        }
+        if !options.once, lock.hold == .released, case .unlocked = lock.session.state { return "handing_over" }
         return "shown"
     }
 
@@ -329,6 +415,18 @@ final class Daemon {
 
     /// Carries out the lock screen's actions in order; results come back as events.
     func perform(_ actions: [LockScreen.Action], eventTime: Instant? = nil) {
+        // Locked is kept before anything is taken, unlocked after it is told: a restart in
+        // between comes back locked.
+        if runtimeRecord.unlocked != nil, actions.contains(where: { $0 == .grabInput || $0 == .takeDisplay }) {
+            runtimeRecord.unlocked = nil
+            saveRuntime()
+        }
+        defer {
+            for case .notify(.unlocked(let m, let at)) in actions {
+                runtimeRecord.unlocked = (m, at)
+                saveRuntime()
+            }
+        }
         for a in actions {
             switch a {
             case .verify(let attempt):
@@ -455,6 +553,7 @@ final class Daemon {
             s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? displayFailure
         }
         s.vt = terminal?.number
+        if lockPending { s.lockPending = true }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
@@ -488,6 +587,7 @@ final class Daemon {
     /// on the display, or with why it cannot be.
     func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
         if lockReplies.isEmpty { displayRefusal = nil }
+        lockPending = false
         lockReplies.append(done)
         // An output lost while locked (another process took master) is tried again.
         for p in presenters { p.retry(.lockRequested) }
@@ -559,10 +659,15 @@ final class Daemon {
         // Torn down in reverse order of setup.
         for m in mirrors.reversed() { m.presenter.shutdown() }
         presenter.shutdown()
+        // Locked: the screen stays covered through a restart. Nothing of before (the app's
+        // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
+        // this one takes it over (and a new boot starts locked anyway).
+        let covered = lock.hold != .released
+        if covered { keepCovered?() }
         // The card (and DRM master with it) goes before the VT is given back: the kiosk
         // takes master when its VT is shown.
         closeCard?()
-        terminal?.shutdown()
+        terminal?.shutdown(handingBack: !covered)
         verifier.shutdown()
     }
 }

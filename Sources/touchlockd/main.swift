@@ -30,17 +30,16 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
     switch options.display {
     case .headless:
         return [try openHeadless(options, loop, rotation: rotation)]
-    case .drm:
-        do { return try drm() } catch { throw StartError("no usable DRM display: \(error)") }
-    case .auto:
+    case .drm, .auto:
+        // Never the headless display unless asked for: a lock screen that says it is shown
+        // while the console or the kiosk app is on the screen is worse than none.
         do { return try drm() } catch {
-            Log.info("no usable DRM display (\(error)); using the headless display")
-            return [try openHeadless(options, loop, rotation: rotation)]
+            throw StartError("no usable DRM display: \(error) (--display headless draws into memory only)")
         }
     }
 }
 
-/// The headless display (`--display headless`, or no usable DRM display with `auto`).
+/// The headless display (`--display headless` only).
 func openHeadless(_ options: Options, _ loop: EventLoop, rotation: Rotation?) throws(StartError) -> Display {
     do {
         return try HeadlessDisplay(size: options.headlessSize, rotation: rotation ?? .degrees0, loop: loop,
@@ -76,12 +75,15 @@ func watchHotplug(_ card: DrmCard, _ loop: EventLoop, probed: @escaping () -> Vo
 
 /// Our virtual terminal for the hand-off with a kiosk, or why there is none.
 func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
-                  _ display: Display) -> (TerminalHandoff?, String?) {
+                  _ display: Display, record: RuntimeRecord) -> (TerminalHandoff?, String?) {
     if display is HeadlessDisplay { return (nil, "a headless display") }
     let number: Int?
     switch config.terminal {
     case .off: return (nil, "[display] vt = off")
-    case .auto: number = nil
+    case .auto:
+        // The one the daemon before this one had (a restart: its VT may be on screen
+        // still), else the first free one.
+        number = record.ownVT
     case .number(let n): number = n
     }
     if let why = LinuxVirtualTerminal.unavailableReason() {
@@ -95,7 +97,7 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
         try loop.handle(signal: SIGUSR1) { handoff?.releaseSignal() }
         try loop.handle(signal: SIGUSR2) { handoff?.acquireSignal() }
         let device = try LinuxVirtualTerminal(number: number, releaseSignal: SIGUSR1, acquireSignal: SIGUSR2)
-        handoff = TerminalHandoff(device: device, now: { EventLoop.now() },
+        handoff = TerminalHandoff(device: device, remembered: record.returnVT, now: { EventLoop.now() },
                                   schedule: { t, f in loop.schedule(at: t, f) })
         Log.info("VT hand-off: the lock screen is shown on VT \(device.number)")
         return (handoff, nil)
@@ -200,11 +202,17 @@ func main() {
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage)
-        let (terminal, absence) = openTerminal(config, options, loop, display)
+        // Kept by the daemon before this one (a restart, a crash, an upgrade): whether it
+        // was unlocked, and the VT to hand back to. `--once` runs keep none.
+        let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
+        let record = runtime?.load() ?? RuntimeRecord()
+        let (terminal, absence) = openTerminal(config, options, loop, display, record: record)
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
-                        terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()))
+                        terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()),
+                        runtime: runtime, runtimeRecord: record)
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
+        daemon.keepCovered = { card?.restoresScreenAtShutdown = false }
         if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
     } catch { fail("\(error)") }
 
@@ -229,6 +237,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
         control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
     } catch { fail("control socket \(config.socketPath): \(error)") }
     daemon.onEvent = { control.broadcast(Event($0)) }
+    daemon.onHandedOver = { control.broadcast(.handedOver) }
     if let path = config.metricsTextfile {
         daemon.textfile = MetricsTextfile(path: path, loop: loop) {
             MetricsExposition.render(status: daemon.status, metrics: daemon.metrics, format: .prometheusText)

@@ -403,7 +403,9 @@ class Stand:
         g.run("if [ -n \"$DPID\" ]; then kill $DPID; wait $DPID; fi 2>/dev/null; true", timeout=30)
         conf = ["pattern_hash = " + self.pattern_hash, "socket = " + SOCKET, "error_hold_ms = 500",
                 "state_file = /tmp/touchlock.state"] + extra
-        g.run("rm -f /tmp/touchlock.state; mkdir -p /run/touchlock; printf '%s\\n' "
+        # A fresh daemon each time: no state, and no runtime record of the one before
+        # (which would have it start as that one was, unlocked).
+        g.run(f"rm -f /tmp/touchlock.state {SOCKET[:-5]}.runtime; mkdir -p /run/touchlock; printf '%s\\n' "
               + " ".join(f"'{c}'" for c in conf) + " >/tmp/touchlock.conf")
         g.run("touchlockd -C /tmp/touchlock.conf --display drm --input evdev </dev/null >/dev/console 2>&1 & DPID=$!")
         g.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 600 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}",

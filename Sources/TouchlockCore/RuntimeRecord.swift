@@ -1,0 +1,89 @@
+/// What touchlockd keeps for the daemon after it within one boot, beside the control
+/// socket (/run/touchlock/runtime: a tmpfs, gone at the next boot): whether the device
+/// was locked, and the VT the screen goes back to after the unlock. A restart, a crash or
+/// the watchdog's kill then comes back as it was: locked if it was (the lock screen over
+/// the app again, handing back to the right VT), unlocked if it was (the app left alone).
+///
+///     # touchlock runtime record: written by touchlockd
+///     locked = no
+///     unlocked_by = pattern
+///     unlocked_at_us = 812345678      CLOCK_MONOTONIC, microseconds
+///     return_vt = 1
+///     vt = 8                          the daemon's own VT
+///
+/// Anything missing, unreadable or unknown reads as locked: the record can only ever
+/// make a daemon start locked, or start unlocked where the one before it was unlocked.
+public struct RuntimeRecord: Hashable, Sendable {
+    /// Unlocked since `at` by `method`; nil: locked (or not known to be unlocked).
+    public var unlocked: (method: UnlockMethod, at: Instant)? {
+        get { unlockedBy.flatMap { m in unlockedAt.map { (m, $0) } } }
+        set {
+            unlockedBy = newValue?.method
+            unlockedAt = newValue?.at
+        }
+    }
+    private var unlockedBy: UnlockMethod?
+    private var unlockedAt: Instant?
+    /// The VT the screen goes back to at the hand-back.
+    public var returnVT: Int?
+    /// The daemon's own VT: the one after it takes the same (with `[display] vt = auto` the
+    /// first free VT could be another once the one before it has exited).
+    public var ownVT: Int?
+
+    public init(unlocked: (method: UnlockMethod, at: Instant)? = nil, returnVT: Int? = nil, ownVT: Int? = nil) {
+        self.unlocked = unlocked
+        self.returnVT = returnVT
+        self.ownVT = ownVT
+    }
+
+    public var text: String {
+        var out = "# touchlock runtime record: written by touchlockd\n"
+        if let (m, at) = unlocked {
+            out += "locked = no\nunlocked_by = \(m.rawValue)\nunlocked_at_us = \(at.microseconds)\n"
+        } else {
+            out += "locked = yes\n"
+        }
+        if let vt = returnVT { out += "return_vt = \(vt)\n" }
+        if let vt = ownVT { out += "vt = \(vt)\n" }
+        return out
+    }
+
+    /// The record in `bytes`; a line it does not know makes it read as locked, with the
+    /// VT kept if its line was whole.
+    public static func read(_ bytes: [UInt8]) -> RuntimeRecord {
+        var r = RuntimeRecord()
+        var locked: Bool?
+        var doubt = false
+        for raw in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let line = raw.trimmingBlanks
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingBlanks }
+            guard parts.count == 2 else { doubt = true; continue }
+            let (key, value) = (parts[0], parts[1])
+            switch key {
+            case "locked":
+                switch value {
+                case "yes": locked = true
+                case "no": locked = false
+                default: doubt = true
+                }
+            case "unlocked_by": r.unlockedBy = UnlockMethod(rawValue: value)
+            case "unlocked_at_us": r.unlockedAt = Int64(value).map { Instant(microseconds: $0) }
+            case "return_vt": r.returnVT = Int(value).flatMap { (1...63).contains($0) ? $0 : nil }
+            case "vt": r.ownVT = Int(value).flatMap { (1...63).contains($0) ? $0 : nil }
+            default: doubt = true
+            }
+        }
+        if locked != false || doubt || r.unlocked == nil {
+            r.unlockedBy = nil
+            r.unlockedAt = nil
+        }
+        return r
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingBlanks: String {
+        String(drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+    }
+}
