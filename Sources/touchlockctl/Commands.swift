@@ -23,7 +23,7 @@ enum Commands {
         subcommands: [
             CommandSpec("status", summary: "print the daemon's status as one JSON line",
                         options: [socket], footer: exitStatus),
-            CommandSpec("wait-unlock", summary: "wait until unlocked (at once if it is); print the unlocked event line",
+            CommandSpec("wait-unlock", summary: "wait until unlocked and the screen handed back (at once if it is); print the unlocked event line",
                         options: [socket, timeout], footer: exitStatus),
             CommandSpec("subscribe", summary: "print every event line until the daemon goes away",
                         options: [socket], footer: exitStatus),

@@ -98,30 +98,65 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     }
 }
 
+/// How long the hand-back may take after the unlock before `wait-unlock` gives up.
+let handBackTimeout = Interval.milliseconds(10_000)
+
 func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
     // Subscribed first, then the status, on one connection: an unlock before the status
-    // shows in it, one after it comes as an event; none is missed.
+    // shows in it, one after it comes as an event; none is missed. It returns once the
+    // screen is the kiosk's again (`handed_over`), not at the unlock itself: a kiosk
+    // started then finds its VT shown.
     _ = request(client, .subscribe, echo: false)
     let statusLine = request(client, .status, echo: false)
+    var unlockedLine: String?
+    var handBackDeadline: Instant?
     if let st = try? client.decode(Status.self, from: statusLine), st.state == .unlocked,
        let method = st.method, let at = st.unlockedAt {
         // Already unlocked: its event, as a subscriber saw it.
-        printLine(client.line(of: Event.unlocked(method: method, at: Instant(microseconds: at))))
-        return Exit.ok
+        let line = client.line(of: Event.unlocked(method: method, at: Instant(microseconds: at)))
+        if st.display == nil || st.display == "handed_over" {
+            printLine(line)
+            return Exit.ok
+        }
+        unlockedLine = line
+        handBackDeadline = EventLoop.now() + handBackTimeout
     }
     let deadline = timeout.map { EventLoop.now() + $0 }
     while true {
-        let left = deadline.map { $0 - EventLoop.now() }
-        if let left, left.microseconds <= 0 { fail("timed out waiting for an unlock") }
+        let ends = [deadline, handBackDeadline].compactMap { $0 }.min()
+        let left = ends.map { $0 - EventLoop.now() }
         do {
+            if let left, left.microseconds <= 0 { throw ControlClientError.timedOut }
             guard let (event, line) = try client.nextEvent(timeout: left) else {
+                // A daemon that exits after the unlock (--once) gives the screen back as it goes.
+                if let unlockedLine {
+                    printLine(unlockedLine)
+                    return Exit.ok
+                }
                 fail("the daemon closed the connection")
             }
-            if case .unlocked = event {
-                printLine(line)
-                return Exit.ok
+            switch event {
+            case .unlocked:
+                unlockedLine = line
+                handBackDeadline = EventLoop.now() + handBackTimeout
+            case .handedOver:
+                if let unlockedLine {
+                    printLine(unlockedLine)
+                    return Exit.ok
+                }
+            case .locked:
+                // Locked again before the hand-back: wait for the next unlock.
+                unlockedLine = nil
+                handBackDeadline = nil
+            case .duress, .failed, .storeFailed, .lockout, .progress, .enrolled, .enrollFailed:
+                break
             }
         } catch ControlClientError.timedOut {
+            if unlockedLine != nil, let h = handBackDeadline, deadline.map({ h <= $0 }) ?? true {
+                let st = try? client.decode(Status.self, from: request(client, .status, echo: false))
+                fail("unlocked, but the screen was not handed back within \(handBackTimeout.milliseconds / 1000) s"
+                     + " (display: \(st?.display ?? "unknown")\(st?.displayReason.map { ", \($0)" } ?? ""))")
+            }
             fail("timed out waiting for an unlock")
         } catch {
             fail("\(error)")
