@@ -111,4 +111,36 @@ struct DrmOutputsSeamTests {
         #expect(card.trace.filter { $0.contains("Master") } == ["drmDropMaster", "drmSetMaster"])
         #expect(card.outstanding == 0)
     }
+
+    /// A daemon restarted behind a kiosk opens the card while the compositor is master; when
+    /// the VT owner has dropped it, drmSetMaster is still refused (EACCES: the descriptor
+    /// was never master, and the unit has no CAP_SYS_ADMIN). The card is opened again,
+    /// which makes it master, and every output is moved onto the new descriptor.
+    @Test func aDescriptorThatWasNeverMasterIsReplacedByOneOpenedAgain() throws {
+        let card = FakeDrmDevice()
+        card.secondConnected = true
+        card.masterAtOpen = false  // the kiosk's compositor holds the card
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let drm = try DrmCard.open(path: FakeDrmDevice.path, loop: loop)
+            #expect(card.opens == 1 && !card.master)
+            // Our VT is shown: the compositor's master is dropped, ours is refused.
+            card.masterAtOpen = true
+            card.fail("drmSetMaster", with: EACCES)
+            let before = card.trace.count
+            try drm.outputs[0].acquire()
+            try drm.outputs[1].acquire()
+            #expect(card.opens == 2 && card.master)
+            let after = Array(card.trace[before...])
+            #expect(after.first == "drmSetMaster = \(Errno(rawValue: EACCES))")
+            // The old descriptor's four buffers freed, four new ones made on the new one.
+            #expect(after.filter { $0.hasPrefix("drmModeDestroyDumbBuffer") }.count == 4)
+            #expect(after.filter { $0.hasPrefix("drmModeCreateDumbBuffer") }.count == 4)
+            #expect(drm.outputs.allSatisfy { $0.state.isActive })
+            // Both outputs show frames on the new descriptor.
+            #expect(try show(drm.outputs[0], loop) && show(drm.outputs[1], loop))
+            drm.close()
+        }
+        #expect(card.outstanding == 0)
+    }
 }

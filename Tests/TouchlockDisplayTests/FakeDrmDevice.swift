@@ -36,6 +36,11 @@ final class FakeDrmDevice: @unchecked Sendable {
     private(set) var scannedOutOn: [UInt32: UInt32] = [:]
     /// Whether the open card is DRM master (another process may take it: a test sets it false).
     var master = true
+    /// When set, an open makes the new descriptor master or not (the kernel makes the first
+    /// descriptor opened while nobody is master the master).
+    var masterAtOpen: Bool?
+    /// How many times the card was opened.
+    private(set) var opens = 0
     /// A flip is pending and its event will not come (a stuck driver) until `deliverFlip`.
     var holdFlips = false
     /// drmHandleEvent fails with this errno (a card whose events cannot be read).
@@ -120,6 +125,8 @@ final class FakeDrmDevice: @unchecked Sendable {
         s.open = { path, flags, mode in
             guard String(cString: path) == Self.path else { return Glibc.open(path, flags, mode) }
             if let e = self.enter("open") { errno = e; return -1 }
+            self.opens += 1
+            if let m = self.masterAtOpen { self.master = m }
             var pair: [Int32] = [-1, -1]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else { return -1 }
             self.fd = pair[0]

@@ -1,0 +1,114 @@
+import Testing
+@testable import TouchlockCore
+
+/// What a restart, a crash or an upgrade finds: the runtime record of the daemon before,
+/// the VT it was on, and the screen as it left it.
+@Suite struct RestartTests {
+    // MARK: the VT hand-off after a restart
+
+    @Test func aDaemonStartedOnItsOwnVTHandsBackToTheVTKeptFromBefore() {
+        // Restarted while locked: ours is still on screen; the one before kept VT 1.
+        var t = TerminalSwitch(ours: 8, returnTo: 1)
+        #expect(t.show(active: 8, at: ms(0)) == [.lockSwitching, .shown])
+        #expect(t.state == .foreground(returnTo: 1))
+        #expect(t.handBack(at: ms(1000)) == [.unlockSwitching, .activate(1), .armTimer(ms(3000))])
+        #expect(t.releaseRequested(at: ms(1050)) == [.allowRelease, .handedBack])
+        #expect(t.state == .background)
+    }
+
+    @Test func withNothingToReturnToTheUnlockStillLetsEverySwitchGo() {
+        var t = TerminalSwitch(ours: 8)
+        #expect(t.show(active: 8, at: ms(0)) == [.lockSwitching, .shown])
+        #expect(t.releaseRequested(at: ms(10)) == [.refuseRelease])  // locked: refused
+        #expect(t.handBack(at: ms(1000)) == [.unlockSwitching, .handedBack])
+        #expect(t.state == .yielded)
+        // chvt 1 (root's, or logind activating the kiosk's session) is allowed now.
+        #expect(t.releaseRequested(at: ms(2000)) == [.allowRelease])
+        #expect(t.state == .background)
+    }
+
+    @Test func aLockWhileYieldedCoversAgainWithoutASwitch() {
+        var t = TerminalSwitch(ours: 8)
+        _ = t.show(active: 8, at: ms(0))
+        _ = t.handBack(at: ms(1000))
+        #expect(t.show(active: 8, at: ms(2000)) == [.lockSwitching, .shown])
+        #expect(t.releaseRequested(at: ms(2100)) == [.refuseRelease])
+    }
+
+    @Test func aSwitchThatCompletesAfterItsTimeoutShowsTheRefusedLock() {
+        var t = TerminalSwitch(ours: 8)
+        _ = t.show(active: 1, at: ms(0))
+        // The kiosk's VT owner is stopped: the switch times out, the lock is refused.
+        #expect(t.timerFired(at: ms(2000)).contains { if case .failed = $0 { true } else { false } })
+        #expect(t.showWanted)
+        // It resumes and lets its VT go: the kernel completes the switch to ours.
+        #expect(t.acquired(at: ms(9000)) == [.acknowledgeAcquire, .lockSwitching, .shown])
+        #expect(t.state == .foreground(returnTo: 1))
+        #expect(t.releaseRequested(at: ms(9100)) == [.refuseRelease])
+    }
+
+    @Test func aSwitchToOursNobodyAskedForIsStillSentBack() {
+        var t = TerminalSwitch(ours: 8)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(10))
+        _ = t.handBack(at: ms(100))
+        _ = t.releaseRequested(at: ms(150))
+        // chvt 8 while unlocked: back to the kiosk's VT.
+        #expect(t.acquired(at: ms(5000)) == [.acknowledgeAcquire, .activate(1), .armTimer(ms(7000))])
+    }
+
+    @Test func theReturnTargetIsWhatTheNextHandBackShows() {
+        var t = TerminalSwitch(ours: 8, returnTo: 2)
+        #expect(t.returnTarget == 2)
+        _ = t.show(active: 3, at: ms(0))
+        #expect(t.returnTarget == 3)
+        #expect(TerminalSwitch(ours: 8, returnTo: 8).returnTarget == nil)  // never ours
+    }
+
+    // MARK: the runtime record
+
+    @Test func theRecordReadsBackWhatWasWritten() {
+        let unlocked = RuntimeRecord(unlocked: (.code, Instant(microseconds: 123_456)), returnVT: 1, ownVT: 8)
+        let back = RuntimeRecord.read(Array(unlocked.text.utf8))
+        #expect(back == unlocked)
+        #expect(back.unlocked?.method == .code && back.unlocked?.at == Instant(microseconds: 123_456))
+        let locked = RuntimeRecord(returnVT: 2, ownVT: 8)
+        #expect(locked.text.contains("locked = yes"))
+        #expect(RuntimeRecord.read(Array(locked.text.utf8)) == locked)
+    }
+
+    @Test func anythingDoubtfulReadsAsLocked() {
+        for text in ["", "locked = no\n", "locked = no\nunlocked_by = pattern\n",
+                     "locked = maybe\nunlocked_by = pattern\nunlocked_at_us = 5\n",
+                     "locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\nextra = 1\n",
+                     "locked = no\nunlocked_by = retina\nunlocked_at_us = 5\n",
+                     "\u{0}\u{1}garbage"] {
+            #expect(RuntimeRecord.read(Array(text.utf8)).unlocked == nil, "\(text.debugDescription)")
+        }
+        #expect(RuntimeRecord.read(Array("locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\n".utf8)).unlocked != nil)
+        // A VT out of range is dropped; the rest is kept.
+        let r = RuntimeRecord.read(Array("locked = yes\nreturn_vt = 99\nvt = 8\n".utf8))
+        #expect(r.returnVT == nil && r.ownVT == 8)
+    }
+
+    // MARK: the lock screen after a restart
+
+    @Test func aScreenUnlockedBeforeTheRestartStartsHandedOverWithoutTakingAnything() {
+        var s = makeScreen()
+        s.idleLock = .milliseconds(30_000)
+        let actions = s.beginHandedOver(unlockedBy: .pattern, since: at(1_000), at: at(5_000_000))
+        #expect(actions == [.redraw, .armTimer(at(5_000_000) + .milliseconds(30_000))])
+        #expect(s.session.state == .unlocked(.pattern, at: at(1_000)) && s.hold == .released)
+        // A lock then takes the display first, as after any unlock.
+        #expect(s.lock(at: at(6_000_000)) == [.takeDisplay])
+    }
+
+    @Test func aFailureOnRecordMeansTheRestartStartsLocked() {
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
+                           session: Session(restoring: LockoutRecord(failures: 1), at: at(0),
+                                            schedule: .gatekeeper),
+                           builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        #expect(s.beginHandedOver(unlockedBy: .pattern, since: at(1_000), at: at(5_000_000)) == nil)
+        #expect(s.session.state == .locked && s.hold == .held)
+    }
+}
