@@ -101,8 +101,10 @@ public struct TerminalSwitch: Sendable {
         }
     }
 
-    /// Shows ours; `active` is the VT on screen now (VT_GETSTATE).
-    public mutating func show(active: Int, at now: Instant) -> [Action] {
+    /// Shows ours; `active` is the VT on screen now (VT_GETSTATE). `returnTo`: where to
+    /// hand back instead of `active`, when nobody has `active` open (the VT of a daemon
+    /// before this one that died there: handing back to it would show an empty console).
+    public mutating func show(active: Int, returnTo: Int? = nil, at now: Instant) -> [Action] {
         switch state {
         case .background:
             showWanted = false
@@ -111,8 +113,9 @@ public struct TerminalSwitch: Sendable {
                 transition(to: .foreground(returnTo: kiosk), "show (already active)")
                 return [.lockSwitching, .shown]
             }
-            kiosk = active
-            transition(to: .switchingIn(returnTo: active, since: now), "show")
+            let back = returnTo ?? active
+            kiosk = back
+            transition(to: .switchingIn(returnTo: back, since: now), "show")
             // Switching may still be locked by an instance that died while locked (the
             // kernel keeps VT_LOCKSWITCH): it would ignore our VT_ACTIVATE.
             return [.unlockSwitching, .activate(ours), .armTimer(now + timeout)]

@@ -183,7 +183,14 @@ public final class TerminalHandoff {
             Log.warning("terminal: \(error); taking VT \(device.number) as not shown")
             active = 0
         }
-        perform(machine.show(active: active, at: now()))
+        // An active VT nobody has open (where a daemon before this one died) is no kiosk:
+        // the hand-back goes to the VT kept, or the lowest in use.
+        var back: Int?
+        if active != device.number, let inUse = try? device.terminalsInUse(), !inUse.contains(active) {
+            back = Self.returnTarget(remembered: machine.kiosk, ours: device.number, device: device)
+            if let back { Log.info("terminal: VT \(active) is on screen but nobody has it open; handing back to VT \(back)") }
+        }
+        perform(machine.show(active: active, returnTo: back, at: now()))
     }
 
     /// Gives the screen back to the VT shown before ours (DRM master already dropped).

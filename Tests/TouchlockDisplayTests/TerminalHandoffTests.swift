@@ -100,3 +100,26 @@ final class RecordingTerminal: VirtualTerminalDevice {
         #expect(vt.calls.last == "restore, activate 1" && !vt.locked)
     }
 }
+
+@Suite struct TerminalHandoffRestartTests {
+    @Test func anActiveVTNobodyHasOpenIsNotWhereTheScreenGoesBack() {
+        // The daemon before this one died on VT 8 (nobody has it open now); this one got VT
+        // 7; the kiosk is on VT 1.
+        let vt = RecordingTerminal()
+        vt.active = 8
+        vt.inUse = [1, 7]
+        let h = TerminalHandoff(device: vt, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        h.show()
+        #expect(h.machine.state == .switchingIn(returnTo: 1, since: Instant(microseconds: 0)))
+    }
+
+    @Test func aKeptVTStillInUseWinsOverTheLowest() {
+        let vt = RecordingTerminal()
+        vt.active = 7
+        vt.inUse = [1, 3, 7]
+        let h = TerminalHandoff(device: vt, remembered: 3, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        #expect(h.returnTarget == 3)
+        let gone = TerminalHandoff(device: vt, remembered: 5, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        #expect(gone.returnTarget == 1)  // VT 5 is no longer in use: the lowest one that is
+    }
+}

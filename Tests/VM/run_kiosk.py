@@ -398,14 +398,16 @@ class Stand:
             raise CheckFailed("no status: " + " | ".join(lines))
         return st[-1]
 
-    def start_daemon(self, extra):
+    def start_daemon(self, extra, fresh=True):
         g = self.guest
         g.run("if [ -n \"$DPID\" ]; then kill $DPID; wait $DPID; fi 2>/dev/null; true", timeout=30)
         conf = ["pattern_hash = " + self.pattern_hash, "socket = " + SOCKET, "error_hold_ms = 500",
                 "state_file = /tmp/touchlock.state"] + extra
         # A fresh daemon each time: no state, and no runtime record of the one before
         # (which would have it start as that one was, unlocked).
-        g.run(f"rm -f /tmp/touchlock.state {SOCKET[:-5]}.runtime; mkdir -p /run/touchlock; printf '%s\\n' "
+        if fresh:
+            g.run(f"rm -f /tmp/touchlock.state {SOCKET[:-5]}.runtime")
+        g.run("mkdir -p /run/touchlock; printf '%s\\n' "
               + " ".join(f"'{c}'" for c in conf) + " >/tmp/touchlock.conf")
         g.run("touchlockd -C /tmp/touchlock.conf --display drm --input evdev </dev/null >/dev/console 2>&1 & DPID=$!")
         g.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 600 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}",
@@ -441,8 +443,8 @@ class Stand:
                  "a contact held on a second panel does not stop the first from unlocking",
                  "idle lock fires after idle_s with nothing touched",
                  "blanking turns the display off; a touch wakes it and selects nothing",
-                 "when the display cannot be taken, the lock reply and status say so",
-                 "touchlockd stopped while locked gives the kiosk its VT back; a new one locks and unlocks"]
+                 "when the display cannot be taken, the lock reply and status say so; it locks once the VT owner resumes",
+                 "touchlockd stopped while locked keeps the app covered; the next one covers, unlocks and hands back"]
         if not have.get("vt"):
             for n in names:
                 self.skip(n, "touchlockd has no [display] vt: no VT hand-off yet")
@@ -655,6 +657,11 @@ class Stand:
                 if shown == "neither" or (shown == "app") != (st["state"] != "locked"):
                     raise CheckFailed(f"after the VT owner resumed: {shown} on the display ({vt}) while status says "
                                       f"{st['state']}, display {st.get('display')}")
+                # The refused lock was kept: once the owner lets its VT go, it is carried out.
+                if shown != "lock screen" or st["state"] != "locked" or st.get("display") != "shown":
+                    raise CheckFailed(f"the refused lock was not carried out once the VT owner resumed: {shown} on "
+                                      f"the display ({vt}), status {json.dumps(st)}")
+                self.unlock("the app after unlocking the lock carried out late")
             finally:
                 if stopped:
                     g.run("kill -CONT $VTOWNER")
@@ -663,18 +670,24 @@ class Stand:
         self.record(names[6], no_display)
 
         def stopped_while_locked():
-            # systemctl stop (or a restart) while the lock screen is up: the daemon hands the
-            # kiosk's VT back on its way out, and the next instance finds the kiosk's VT active.
+            # systemctl stop (or a restart) while the lock screen is up: the app stays covered
+            # (the daemon leaves its VT on screen on its way out), and the next instance covers
+            # at once, then hands back to the kiosk's VT after the unlock.
             if self.status()["state"] != "unlocked":
                 raise CheckFailed("not reached: the daemon is not unlocked")
             g.run(f"{CTL} lock </dev/null")
             self.poll(self.lock_screen, 10, "the lock screen")
             kiosk_vt = state.get("app_vt", "tty1")
             g.run("kill $DPID; wait $DPID; DPID=; true", timeout=30)
-            img, _ = self.poll(lambda i: app_shown(i, self.rect), 10, "the app after touchlockd stopped while locked")
-            if self.active_vt() != kiosk_vt:
-                raise CheckFailed(f"the active VT is {self.active_vt()}, not the kiosk's {kiosk_vt}")
-            self.start_daemon([])
+            for k in range(10):
+                img = g.screendump()
+                if app_shown(img, self.rect):
+                    save(self.workdir, f"{self.stack}-uncovered.png", img)
+                    raise CheckFailed(f"the app shows {k * 0.2:.1f} s after touchlockd stopped while locked")
+                time.sleep(0.2)
+            if self.active_vt() == kiosk_vt:
+                raise CheckFailed(f"the kiosk's VT {kiosk_vt} is active after touchlockd stopped while locked")
+            self.start_daemon([], fresh=False)
             self.poll(self.lock_screen, 10, "the lock screen of the new daemon")
             self.unlock("the app after the new daemon's unlock")
             if self.active_vt() != kiosk_vt:
