@@ -681,8 +681,8 @@ class Stand:
             g.run("kill $DPID; wait $DPID; DPID=; true", timeout=30)
             for k in range(10):
                 img = g.screendump()
-                if app_shown(img, self.rect):
-                    save(self.workdir, f"{self.stack}-uncovered.png", img)
+                if not app_shown(img, self.rect):  # no problem found with the app's surface: it shows
+                    self.save("uncovered", img)
                     raise CheckFailed(f"the app shows {k * 0.2:.1f} s after touchlockd stopped while locked")
                 time.sleep(0.2)
             if self.active_vt() == kiosk_vt:
