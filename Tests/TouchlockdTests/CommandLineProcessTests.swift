@@ -38,6 +38,22 @@ import TouchlockSystem
         }
     }
 
+    /// `--display auto` (the default) is the KMS display or nothing: on a machine with no
+    /// DRM card the daemon exits 1 saying why, and never shows frames nobody sees while
+    /// status would say the lock screen is shown.
+    @Test(.enabled(if: access("/dev/dri/card0", F_OK) != 0, "this machine has a DRM card"))
+    func withNoCardTheDefaultDisplayExitsOneSayingWhy() throws {
+        try DurableFile.replace(dir + "/t.conf", with: Array("[pattern]\nmin_length = 4\n".utf8), mode: 0o644)
+        for args in [[String](), ["--display", "auto"], ["--display", "drm"]] {
+            let r = try daemon(["--config-root", dir, "-C", dir + "/t.conf", "--socket", dir + "/t.sock",
+                                "--state", dir + "/state"] + args)
+            #expect(r.status == 1, "\(args): \(r)")
+            #expect(r.errors.contains("no usable DRM display"), "\(args): \(r.errors)")
+            #expect(!r.errors.contains("first frame shown"), "\(args): \(r.errors)")
+            #expect(access(dir + "/t.sock", F_OK) != 0, "\(args): a socket was made")
+        }
+    }
+
     @Test func usageErrorsAreOneLineAndAHintOnStandardErrorWithStatus64() throws {
         let cases: [(result: (status: Int32, output: String, errors: String), errors: String)] = [
             (try daemon(["--bogus"]), "touchlockd: unknown option '--bogus'\nTry 'touchlockd --help'.\n"),
