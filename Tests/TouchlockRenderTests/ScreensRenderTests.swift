@@ -56,6 +56,58 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
     return n
 }
 
+/// How a drawn screen differs from its golden image, region by region: the screen is cut
+/// into square tiles of about a key's third (1/24 of the short side, at least 16 px), and a
+/// tile fails when more than 2% of its pixels differ by more than `tolerance`. Antialiasing
+/// and hinting differences between cairo and FreeType builds touch a few pixels along
+/// edges; a wrong digit, a missing node or a wrong colour changes a large part of the
+/// tiles it is in, at any screen size (a whole-screen count would let a wrong digit pass
+/// at 4K: it is under 1/500 of the pixels there).
+struct GoldenDifference: CustomStringConvertible {
+    var tile: Int
+    /// The failing tiles: their origin and how many of their pixels differ.
+    var failing: [(x: Int, y: Int, differing: Int)] = []
+    var size: Size
+
+    init(_ drawn: ShadowBuffer, _ golden: ShadowBuffer, tolerance: Int = 24) {
+        size = drawn.size
+        tile = max(16, min(drawn.size.width, drawn.size.height) / 24)
+        guard drawn.size == golden.size else {
+            failing = [(0, 0, drawn.size.width * drawn.size.height)]
+            return
+        }
+        for ty in stride(from: 0, to: size.height, by: tile) {
+            for tx in stride(from: 0, to: size.width, by: tile) {
+                let w = min(tile, size.width - tx), h = min(tile, size.height - ty)
+                var n = 0
+                for y in ty..<(ty + h) {
+                    for x in tx..<(tx + w) where !close(drawn.pixel(x: x, y: y), golden.pixel(x: x, y: y), within: tolerance) {
+                        n += 1
+                    }
+                }
+                if n * 50 > w * h { failing.append((tx, ty, n)) }
+            }
+        }
+    }
+
+    var matches: Bool { failing.isEmpty }
+
+    var description: String {
+        if failing.isEmpty { return "every \(tile) px tile matches" }
+        let shown = failing.prefix(4).map { "(\($0.x), \($0.y)): \($0.differing) px" }.joined(separator: ", ")
+        return "\(failing.count) tile(s) of \(tile) px differ: \(shown)\(failing.count > 4 ? ", ..." : "")"
+    }
+}
+
+/// The golden image at `path` as it was before this run; with TOUCHLOCK_UPDATE_GOLDEN set,
+/// `drawn` is written there afterwards (the comparison is still with the old one, so an
+/// update says what it changed, and an image is never compared with itself).
+func goldenImage(_ path: String, updatingWith drawn: ShadowBuffer) throws -> ShadowBuffer? {
+    let before = ShadowBuffer.readPNG(path)
+    if getenv("TOUCHLOCK_UPDATE_GOLDEN") != nil { try drawn.writePNG(to: path) }
+    return before
+}
+
 @Suite struct ScreensRenderTests {
     @Test(arguments: [Size(width: 480, height: 800), Size(width: 1280, height: 800)])
     func drawingOnlyTheDamageOfTheCodePadGivesTheSamePixelsAsFullRedraws(size: Size) {
@@ -218,13 +270,42 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
         r.draw(lock.scene, damage: lock.scene.damage(from: nil))
         let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
         let path = dir + g.name + ".png"
-        if getenv("TOUCHLOCK_UPDATE_GOLDEN") != nil { try r.writePNG(to: path) }
-        let expected = try #require(ShadowBuffer.readPNG(path), "missing \(path)")
+        let expected = try #require(try goldenImage(path, updatingWith: shadow), "missing \(path)")
         #expect(expected.size == g.size)
-        // Antialiasing and font hinting may differ a little between cairo and FreeType
-        // builds; a wrong layout, colour or missing glyph changes thousands of pixels.
-        let n = differingPixels(shadow, expected, tolerance: 24)
-        #expect(n <= g.size.width * g.size.height / 500, "\(g.name): \(n) pixels differ")
+        let d = GoldenDifference(shadow, expected)
+        #expect(d.matches, "\(g.name): \(d)")
+    }
+
+    /// The comparison can fail where a user would see it: one digit of the 4K code pad
+    /// changed, or one node of the pattern left out, fails it.
+    @Test func aWrongDigitOrAMissingNodeFailsTheGoldenComparison() throws {
+        let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
+        for (name, change) in [("code-digits-3840x2160", "digit"), ("pattern-drawing-1280x800", "node")] {
+            let g = try #require(Self.golden.first { $0.name == name })
+            var config = Config()
+            try config.apply(settings: g.config)
+            let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
+                                              density: Density(dpi: g.dpi))
+            // Unchanged, the same screen matches (previewsMatchTheGoldenImages).
+            let expected = try #require(ShadowBuffer.readPNG(dir + name + ".png"))
+            var scene = lock.scene
+            if change == "digit" {
+                let i = try #require(scene.boxes.firstIndex { if case .digit = $0.content { true } else { false } })
+                guard case .digit(let d) = scene.boxes[i].content else { continue }
+                scene.boxes[i].content = .digit(d == 8 ? 3 : 8)
+            } else {
+                let i = try #require(scene.nodes.indices.last)
+                scene.nodes.remove(at: i)
+            }
+            let wrong = ShadowBuffer(size: g.size)
+            Renderer(shadow: wrong).draw(scene, damage: scene.damage(from: nil))
+            let d = GoldenDifference(wrong, expected)
+            #expect(!d.matches, "\(name) with a \(change) changed still matches its golden image")
+            // The old whole-screen bound let the 4K digit through.
+            if change == "digit" {
+                #expect(differingPixels(wrong, expected, tolerance: 24) <= g.size.width * g.size.height / 500)
+            }
+        }
     }
 
     /// A portrait screen on a landscape panel turned a quarter clockwise (800x480, as
@@ -244,18 +325,17 @@ func differingPixels(_ a: ShadowBuffer, _ b: ShadowBuffer, tolerance: Int) -> In
                     stride: picture.stride, rotation: .degrees90)
         let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
         let path = dir + "code-digits-800x480-rotation-90.png"
-        if getenv("TOUCHLOCK_UPDATE_GOLDEN") != nil { try picture.writePNG(to: path) }
-        let expected = try #require(ShadowBuffer.readPNG(path), "missing \(path)")
+        let expected = try #require(try goldenImage(path, updatingWith: picture), "missing \(path)")
         #expect(expected.size == panel)
-        let n = differingPixels(picture, expected, tolerance: 24)
-        #expect(n <= panel.width * panel.height / 500, "\(n) pixels differ")
+        let d = GoldenDifference(picture, expected)
+        #expect(d.matches, "\(d)")
         // Turned back: the upright golden image of the same screen.
         let back = ShadowBuffer(size: logical)
         expected.copy([PixelRect(x: 0, y: 0, width: panel.width, height: panel.height)], to: back.pixels,
                       stride: back.stride, rotation: .degrees270)
         let upright = try #require(ShadowBuffer.readPNG(dir + "code-digits-480x800.png"))
-        let m = differingPixels(back, upright, tolerance: 24)
-        #expect(m <= logical.width * logical.height / 500, "turned back: \(m) pixels differ from the upright screen")
+        let u = GoldenDifference(back, upright)
+        #expect(u.matches, "turned back, against the upright screen: \(u)")
     }
 }
 
