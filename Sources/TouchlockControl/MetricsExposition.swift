@@ -21,12 +21,21 @@ public enum MetricsExposition {
     public static func render(status: Status?, metrics: Metrics, format: Format = .openMetrics) -> String {
         var families: [Family] = []
 
+        if let version = metrics.version {
+            families.append(Family(
+                name: "touchlock_build_info", type: .gauge,
+                help: "Always 1; the daemon's version in its label.",
+                samples: [Sample(labels: [("version", version)], value: "1")]))
+        }
         if let status {
+            // OpenMetrics names a stateset's label after the family; the Prometheus text
+            // format has no statesets, and there `state` is what dashboards expect.
+            let label = format == .openMetrics ? "touchlock_state" : "state"
             families.append(Family(
                 name: "touchlock_state", type: .stateset,
                 help: "The lock screen's state: locked, verifying, wrong, lockout, store_failed or unlocked.",
                 samples: Status.State.allCases.map {
-                    Sample(labels: [("touchlock_state", $0.rawValue)], value: $0 == status.state ? "1" : "0")
+                    Sample(labels: [(label, $0.rawValue)], value: $0 == status.state ? "1" : "0")
                 }))
             families.append(Family(
                 name: "touchlock_locked", type: .gauge,
@@ -57,6 +66,17 @@ public enum MetricsExposition {
         if let n = metrics.lockoutsTotal {
             families.append(Family(name: "touchlock_lockouts", type: .counter,
                                    help: "Lockouts begun since the daemon started.", samples: [Sample(value: "\(n)")]))
+        }
+        for (name, value, help) in [
+            ("touchlock_locked_since_timestamp_seconds", metrics.lockedSince,
+             "When the device was locked (Unix time); absent while unlocked."),
+            ("touchlock_last_unlock_timestamp_seconds", metrics.lastUnlock,
+             "When the device was last unlocked (Unix time), since the daemon started."),
+            ("touchlock_last_failure_timestamp_seconds", metrics.lastFailure,
+             "When the last attempt failed (Unix time), since the daemon started."),
+        ] {
+            guard let value else { continue }
+            families.append(Family(name: name, type: .gauge, unit: "seconds", help: help, samples: [Sample(value: number(value))]))
         }
         if let s = metrics.lockedSeconds {
             families.append(Family(name: "touchlock_locked_seconds", type: .counter, unit: "seconds",

@@ -175,6 +175,15 @@ public struct Metrics: Codable, Hashable, Sendable {
     public var inputDevices: Int?
     /// Outputs (connectors) the lock screen is shown on.
     public var outputs: Int?
+    /// When things happened, in seconds since the Unix epoch: a scraper that reads them
+    /// late (a node_exporter textfile written at the last event) still gets them right.
+    /// Since when the device is locked (absent while unlocked).
+    public var lockedSince: Double?
+    /// The last unlock, and the last failed attempt, since the daemon started.
+    public var lastUnlock: Double?
+    public var lastFailure: Double?
+    /// The daemon's version.
+    public var version: String?
 
     public init(eventToSubmit: Latency, eventToShown: Latency? = nil, frames: Int) {
         self.eventToSubmit = eventToSubmit; self.eventToShown = eventToShown; self.frames = frames
@@ -188,6 +197,10 @@ public struct Metrics: Codable, Hashable, Sendable {
         case lockoutsTotal = "lockouts_total"
         case lockedSeconds = "locked_seconds"
         case inputDevices = "input_devices"
+        case lockedSince = "locked_since"
+        case lastUnlock = "last_unlock"
+        case lastFailure = "last_failure"
+        case version
     }
 }
 

@@ -1,3 +1,4 @@
+import TouchlockCommandLine
 import TouchlockControl
 import TouchlockCore
 import TouchlockDisplay
@@ -67,6 +68,10 @@ final class Daemon {
     private var lockoutsTotal = 0
     private var lockedMicroseconds: Int64 = 0
     private var lockedSince: Instant? = EventLoop.now()
+    /// The same moments as the time of day, for the metrics' timestamps.
+    private var lockedSinceWall: Double? = WallClock.now()
+    private var lastUnlockWall: Double?
+    private var lastFailureWall: Double?
     /// The node_exporter textfile, when `[metrics] textfile` names one.
     var textfile: MetricsTextfile?
     /// `lock` requests waiting for the display.
@@ -290,6 +295,7 @@ final class Daemon {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
             lockedSince = nil
+            lockedSinceWall = nil
             perform(actions)
             for p in presenters { p.draw() }
             loop.deferred { [unowned self] in self.finishStart() }
@@ -528,9 +534,16 @@ final class Daemon {
             unlocks[m.rawValue, default: 0] += 1
             if let since = lockedSince { lockedMicroseconds &+= (now - since).microseconds }
             lockedSince = nil
+            lockedSinceWall = nil
+            lastUnlockWall = WallClock.now()
         case .locked:
-            if lockedSince == nil { lockedSince = now }
-        case .failed: failuresTotal += 1
+            if lockedSince == nil {
+                lockedSince = now
+                lockedSinceWall = WallClock.now()
+            }
+        case .failed:
+            failuresTotal += 1
+            lastFailureWall = WallClock.now()
         case .lockout: lockoutsTotal += 1
         case .duress, .storeFailed, .progress, .enrolled, .enrollFailed: break
         }
@@ -611,6 +624,10 @@ final class Daemon {
         m.lockedSeconds = Double(lockedMicroseconds &+ current) / 1e6
         m.inputDevices = inputs?.deviceCount ?? 0
         m.outputs = presenters.filter { !$0.isReleased && $0.display.state.isActive }.count
+        m.lockedSince = lockedSinceWall
+        m.lastUnlock = lastUnlockWall
+        m.lastFailure = lastFailureWall
+        m.version = TouchlockVersion.current
         return m
     }
 

@@ -89,6 +89,10 @@ final class Presenter {
         if !damage.isEmpty {
             renderer.draw(scene, damage: damage)
             unpresented.formUnion(damage)
+        } else if unpresented.isEmpty {
+            // The input changed nothing on the screen: no frame will show it, and the
+            // next one (a blink seconds later) must not be counted as its latency.
+            pendingEventTime = nil
         }
         presentIfIdle()
     }

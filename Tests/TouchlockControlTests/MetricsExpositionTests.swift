@@ -78,6 +78,10 @@ import TouchlockSystem
         m.lockedSeconds = 3600.25
         m.inputDevices = 2
         m.outputs = 1
+        m.lockedSince = 1_796_000_000.25
+        m.lastUnlock = 1_795_999_000.5
+        m.lastFailure = 1_795_999_900
+        m.version = "9.8.7"
         return m
     }
 
@@ -104,6 +108,12 @@ import TouchlockSystem
         #expect(p.value("touchlock_frames_total") == 1234)
         #expect(p.value("touchlock_input_devices") == 2)
         #expect(p.value("touchlock_outputs") == 1)
+        // When things happened, not durations that go stale between writes of a textfile.
+        #expect(p.value("touchlock_locked_since_timestamp_seconds") == 1_796_000_000.25)
+        #expect(p.family("touchlock_locked_since_timestamp_seconds")?.unit == "seconds")
+        #expect(p.value("touchlock_last_unlock_timestamp_seconds") == 1_795_999_000.5)
+        #expect(p.value("touchlock_last_failure_timestamp_seconds") == 1_795_999_900)
+        #expect(p.value("touchlock_build_info", ["version": "9.8.7"]) == 1)
 
         let h = try #require(p.family("touchlock_event_to_shown_seconds"))
         #expect(h.type == "histogram" && h.unit == "seconds")
@@ -124,8 +134,12 @@ import TouchlockSystem
         let p = try Self.parse(text, .prometheusText)
         #expect(p.family("touchlock_unlocks")?.type == "counter")
         #expect(p.value("touchlock_unlocks_total", ["method": "pattern"]) == 3)
-        #expect(p.value("touchlock_state", ["touchlock_state": "lockout"]) == 1)
+        // The usual label name where there are no statesets.
+        #expect(p.value("touchlock_state", ["state": "lockout"]) == 1)
+        #expect(p.value("touchlock_state", ["state": "locked"]) == 0)
         #expect(p.family("touchlock_state")?.type == "gauge")
+        #expect(p.value("touchlock_locked_since_timestamp_seconds") == 1_796_000_000.25)
+        #expect(p.value("touchlock_build_info", ["version": "9.8.7"]) == 1)
         #expect(p.value("touchlock_event_to_shown_seconds_bucket", ["le": "0.004"]) == 3)
         #expect(p.value("touchlock_frames_total") == 1234)
     }
