@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockCommandLine
 import TouchlockConfig
 import TouchlockControl
 import TouchlockCore
@@ -132,7 +133,7 @@ func startWatchdog(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
 
 func main() {
     // The verifier process (see Verifier): this executable, started by the daemon.
-    if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == "--verifier-child" { runVerifierChild() }
+    if ProgramArguments.afterName == ["--verifier-child"] { runVerifierChild() }
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
         Log.sink = { level, message in
@@ -153,7 +154,7 @@ func main() {
     }
 
     let options: Options
-    do { options = try Options.parse(Array(CommandLine.arguments.dropFirst())) } catch {
+    do { options = try Options.parse(ProgramArguments.afterName) } catch {
         error.finish()
     }
     if options.verbose { Log.threshold = .debug }
