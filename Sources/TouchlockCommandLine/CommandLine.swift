@@ -28,6 +28,21 @@ public enum TouchlockVersion {
     public static let current = "0.1.0"
 }
 
+/// What the value of an option (or an argument) is: what the shells' completions offer
+/// for it, and which words the man pages must name.
+public enum ValueKind: Sendable, Hashable {
+    /// Anything (a number, a name): nothing to offer.
+    case text
+    /// One of these words, and no other (a word with a number to fill in is written
+    /// with an upper-case placeholder: `digits:K`).
+    case choices([String])
+    /// Typical values, offered; others are taken too.
+    case examples([String])
+    /// A file; with extensions, files that end so are offered.
+    case file(extensions: [String])
+    case directory
+}
+
 /// One option a command takes.
 public struct OptionSpec: Sendable, Hashable {
     /// Without the dashes: "socket" is `--socket`.
@@ -36,10 +51,16 @@ public struct OptionSpec: Sendable, Hashable {
     public var short: Character?
     /// The placeholder of its value in the help ("PATH"); nil for a flag.
     public var value: String?
+    /// What its value is (for a flag: `.text`, unused).
+    public var values: ValueKind
+    /// Meant to be given more than once (each value counts).
+    public var repeats: Bool
     public var help: String
 
-    public init(_ name: String, short: Character? = nil, value: String? = nil, help: String) {
-        self.name = name; self.short = short; self.value = value; self.help = help
+    public init(_ name: String, short: Character? = nil, value: String? = nil, values: ValueKind = .text,
+                repeats: Bool = false, help: String) {
+        self.name = name; self.short = short; self.value = value; self.values = values; self.repeats = repeats
+        self.help = help
     }
 
     public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
@@ -60,10 +81,15 @@ public struct ArgumentSpec: Sendable, Hashable {
     public var optional: Bool
     /// The values it may take; empty: any.
     public var choices: [String]
+    /// What it is when it is not one of `choices` (a file).
+    public var kind: ValueKind
 
-    public init(_ name: String, optional: Bool = false, choices: [String] = [], help: String) {
-        self.name = name; self.optional = optional; self.choices = choices; self.help = help
+    public init(_ name: String, optional: Bool = false, choices: [String] = [], kind: ValueKind = .text, help: String) {
+        self.name = name; self.optional = optional; self.choices = choices; self.kind = kind; self.help = help
     }
+
+    /// What it takes: its choices, else its kind.
+    public var values: ValueKind { choices.isEmpty ? kind : .choices(choices) }
 }
 
 /// A command: its options, its arguments, and its subcommands (touchlockctl's).
