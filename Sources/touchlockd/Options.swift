@@ -20,6 +20,7 @@ struct Options {
     var statePath: String?
     var once = false
     var verbose = false
+    var syslog = false
     var checkConfig = false
 
     static let command = CommandSpec(
@@ -55,6 +56,7 @@ struct Options {
             .flag("once", help: "exit 0 at the first unlock"),
             .flag("check-config", help: "print the merged settings and exit"),
             .flag("verbose", short: "v", help: "debug logging"),
+            .flag("syslog", help: "log to syslog, each line at its priority (facility\ndaemon), not to standard error (OpenRC)"),
         ],
         footer: """
             Exit status: 0 when stopped (SIGTERM, SIGINT), after the first unlock with --once,
@@ -83,6 +85,7 @@ struct Options {
             o.once = p.flag("once")
             o.checkConfig = p.flag("check-config")
             o.verbose = p.flag("verbose")
+            o.syslog = p.flag("syslog")
         } catch {
             throw invocation.usageError(error.message)
         }

@@ -137,15 +137,7 @@ func main() {
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
         Log.sink = { level, message in
-            let priority: Int
-            switch level {
-            case .debug: priority = 7
-            case .info: priority = 6
-            case .warning: priority = 4
-            case .error: priority = 3
-            case .bug: priority = 2
-            }
-            StandardStreams.error("<\(priority)>\(level == .bug ? "bug: " : "")\(message)")
+            StandardStreams.error("<\(SystemLog.priority(level))>\(level == .bug ? "bug: " : "")\(message)")
         }
     } else {
         Log.sink = { level, message in
@@ -158,6 +150,10 @@ func main() {
         error.finish()
     }
     if options.verbose { Log.threshold = .debug }
+    if options.syslog {
+        SystemLog.open("touchlockd")
+        Log.sink = { level, message in SystemLog.write(level, message) }
+    }
 
     var config = Config()
     let files = ConfigFiles.paths(root: options.configRoot, extra: options.configFiles)
