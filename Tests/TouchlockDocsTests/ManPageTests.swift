@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TouchlockCommandLine
+import TouchlockControl
 
 /// A man page read as its reader sees the words: sections, and in each the `.TP` entries
 /// (the tag line, then the paragraph under it), escapes and font changes taken out.
@@ -188,6 +189,19 @@ func requiredWords(_ kind: ValueKind) -> [String] {
         }
         #expect(optionsSection.contains { mentions($0.head, "-h") && longOptions(in: $0.head).contains("help") })
         #expect(optionsSection.contains { longOptions(in: $0.head).contains("version") })
+    }
+
+    @Test func touchlockctlNamesEveryStateAndEvent() throws {
+        let entries = ManPage(try Tree.text("man/touchlockctl.1"))["COMMANDS"]
+        func entry(_ command: String) -> String {
+            entries.filter { $0.head.hasPrefix(command) }.map(\.text).joined(separator: "\n")
+        }
+        for state in Status.State.allCases {
+            #expect(mentions(entry("status"), state.rawValue), "touchlockctl(1), status: the state \(state.rawValue)")
+        }
+        for event in ProtocolDocTests.events {
+            #expect(mentions(entry("subscribe"), event.name), "touchlockctl(1), subscribe: the event \(event.name)")
+        }
     }
 
     @Test func touchlockdDocumentsEveryOptionAndValueAndNothingElse() throws {
