@@ -93,8 +93,49 @@ import Testing
         }
     }
 
+    /// Types each line and a TAB into an interactive zsh on a pseudo-terminal (zpty),
+    /// compinit loading completions/; prints "N WORD" for each word the completion of the
+    /// Nth line offers (compadd, wrapped, reports them).
+    static let zshTyper = #"""
+        zmodload zsh/zpty
+        zpty z zsh -f -i
+        zpty -w z "PS1=''; fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -d /dev/null"
+        zpty -w z 'compadd() { if [[ "$*" == *-[OAD]* ]]; then builtin compadd "$@"; return; fi
+            local -a h; builtin compadd -A h "$@"; local r=$?
+            (( $#h )) && print -r -- "" "HIT>"${^h}"<HIT"; builtin compadd "$@"; return $r }'
+        zpty -w z 'zstyle ":completion:*" list-prompt ""; zstyle ":completion:*" menu no; LISTMAX=1000000'
+        zpty -w z 'print READY"<"'
+        while zpty -r z line; do [[ $line == *'READY<'* ]] && break; done
+        shift
+        n=0
+        for typed in "$@"; do
+          (( n++ ))
+          zpty -w -n z "$typed"$'\t'
+          zpty -w z $'\C-u'
+          zpty -w z "print END$n\"<\""
+          while zpty -r z line; do
+            [[ $line == *"END$n<"* ]] && break
+            while [[ $line =~ 'HIT>([^<]*)<HIT' ]]; do print -r -- "$n $match[1]"; line=${line#*<HIT}; done
+          done
+        done
+        zpty -d z
+        """#
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "needs zsh"))
-    func zshReadsIt() throws {
+    func zsh() throws {
         #expect(try run(["/usr/bin/zsh", "-n", Tree.path("completions/_touchlockctl")]) == "")
+        let cases = Self.cases
+        let lines = cases.map { "touchlockctl " + $0.words.joined(separator: " ") }
+        let out = try run(["/usr/bin/timeout", "60", "/usr/bin/zsh", "-f", "-c", Self.zshTyper, "zsh",
+                           Tree.path("completions")] + lines)
+        var offered: [Int: Set<String>] = [:]
+        for line in out.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let n = Int(parts[0]) else { continue }
+            offered[n - 1, default: []].insert(String(parts[1]))
+        }
+        for (i, c) in cases.enumerated() {
+            #expect(offered[i] ?? [] == Set(c.expected), "\(lines[i])<TAB>: \(offered[i] ?? [])")
+        }
     }
 }
