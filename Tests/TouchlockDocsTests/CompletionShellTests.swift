@@ -104,6 +104,8 @@ import Testing
             local -a h; builtin compadd -A h "$@"; local r=$?
             (( $#h )) && print -r -- "" "HIT>"${^h}"<HIT"; builtin compadd "$@"; return $r }'
         zpty -w z 'zstyle ":completion:*" list-prompt ""; zstyle ":completion:*" menu no; LISTMAX=1000000'
+        # TAB completes, then says so: nothing is typed ahead of a completion under way.
+        zpty -w z 'complete-then-say() { zle complete-word; print -r -- "" "DONE<" }; zle -N complete-then-say; bindkey "^I" complete-then-say'
         zpty -w z 'print READY"<"'
         while zpty -r z line; do [[ $line == *'READY<'* ]] && break; done
         shift
@@ -111,12 +113,11 @@ import Testing
         for typed in "$@"; do
           (( n++ ))
           zpty -w -n z "$typed"$'\t'
-          zpty -w z $'\C-u'
-          zpty -w z "print END$n\"<\""
           while zpty -r z line; do
-            [[ $line == *"END$n<"* ]] && break
             while [[ $line =~ 'HIT>([^<]*)<HIT' ]]; do print -r -- "$n $match[1]"; line=${line#*<HIT}; done
+            [[ $line == *'DONE<'* ]] && break
           done
+          zpty -w z $'\C-u'
         done
         zpty -d z
         """#
