@@ -10,7 +10,7 @@ complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l socke
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'show this help and exit'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version and exit'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'print the daemon\'s status as one JSON line'
-complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a wait-unlock -d 'wait until unlocked (at once if it is); print the unlocked event line'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a wait-unlock -d 'wait until unlocked and the screen handed back (at once if it is); print the unlocked event line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a subscribe -d 'print every event line until the daemon goes away'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lock -d 'lock the device again (after an unlock)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d 'print the daemon\'s latency figures as one JSON line'

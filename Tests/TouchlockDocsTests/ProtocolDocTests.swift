@@ -62,7 +62,7 @@ import TouchlockCore
                  "reason":"r","record":"damaged","enrolled":["pattern"],"screen":{"width":1280,"height":800},
                  "pattern":\(pattern),"showing":"code",
                  "code":{"length":4,"entered":1,"keys":{"1":[1,2]},"boxes":[[1,2,3,4]]},"toggle":[5,6],
-                 "enrolling":"pattern","display":"shown","display_reason":"r","vt":7,"vt_reason":"r","power":"awake",
+                 "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","power":"awake",
                  "outputs":[{"name":"HDMI-A-1","state":"inactive","reason":"master_lost","detail":"d","retry_error":"e",
                              "screen":{"width":1280,"height":800},"pattern":\(pattern)}]}
                 """
@@ -83,7 +83,7 @@ import TouchlockCore
         .unlocked(method: .pattern, at: Instant(microseconds: 1)), .duress(method: .code, at: Instant(microseconds: 1)),
         .failed(method: .pattern, failures: 1, retryAfter: .milliseconds(1)), .storeFailed(method: .pattern, reason: "r"),
         .lockout(until: Instant(microseconds: 1)), .locked, .progress(entered: 1, total: 4), .enrolled(method: .code),
-        .enrollFailed(method: .code, reason: "r"),
+        .enrollFailed(method: .code, reason: "r"), .handedOver,
     ]
     static func kind(_ e: Event) -> Int {
         switch e {
@@ -96,6 +96,7 @@ import TouchlockCore
         case .progress: 6
         case .enrolled: 7
         case .enrollFailed: 8
+        case .handedOver: 9
         }
     }
 
@@ -122,7 +123,7 @@ import TouchlockCore
     }
 
     @Test func everyEventAndItsFieldsAreInTheEventsTable() throws {
-        #expect(Set(Self.events.map(Self.kind)).count == 9)
+        #expect(Set(Self.events.map(Self.kind)).count == 10)
         let part = try #require(try Self.parts()["Events"])
         let rows = part.split(separator: "\n").filter { $0.hasPrefix("| `") }
         for event in Self.events {
