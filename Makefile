@@ -26,6 +26,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 BASHCOMPLETIONDIR ?= $(DATAROOTDIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATAROOTDIR)/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(DATAROOTDIR)/fish/vendor_completions.d
 
 # touchlock's own directories, as the binaries see them.
 PKGDATADIR = $(DATAROOTDIR)/touchlock
@@ -115,6 +116,7 @@ install: all
 	$(INSTALL) -Dm644 $(GEN)/touchlock.conf.5 $(DESTDIR)$(MANDIR)/man5/touchlock.conf.5
 	$(INSTALL) -Dm644 completions/touchlockctl.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl
 	$(INSTALL) -Dm644 completions/_touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl
+	$(INSTALL) -Dm644 completions/touchlockctl.fish $(DESTDIR)$(FISHCOMPLETIONDIR)/touchlockctl.fish
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -Dm644 systemd/examples/kiosk-app.service.d/touchlock.conf \
@@ -135,7 +137,8 @@ uninstall:
 		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \
 		$(DESTDIR)$(MANDIR)/man5/touchlock.conf.5 \
-		$(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl
+		$(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl \
+		$(DESTDIR)$(FISHCOMPLETIONDIR)/touchlockctl.fish
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(PKGDATADIR)
 

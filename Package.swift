@@ -65,6 +65,9 @@ let package = Package(
         .systemLibrary(name: "CInih", path: "Modules/CInih", providers: [.apt(["libinih-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
+        // The program's argc and argv, captured before main by an ELF constructor, so that
+        // they are read without /proc (Swift's CommandLine reads /proc/self/cmdline).
+        .target(name: "CArguments", path: "Modules/CArguments"),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
@@ -87,7 +90,7 @@ let package = Package(
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: swiftFlags),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"], swiftSettings: swiftFlags),
         // One command-line convention for both binaries: options, help, usage errors.
-        .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
+        .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem", "CArguments"], swiftSettings: swiftFlags),
         // The config files, in their order, parsed with libinih.
         .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"], swiftSettings: swiftFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CInih"])]),
@@ -117,6 +120,11 @@ let package = Package(
         .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"], swiftSettings: swiftFlags),
+        // The man pages, the shells' completions and docs/protocol.md against the
+        // definitions they describe: both programs' commands and options, the protocol's types.
+        .testTarget(name: "TouchlockDocsTests", dependencies: [
+            "touchlockctl", "touchlockd", "TouchlockCommandLine", "TouchlockControl", "TouchlockCore",
+        ], swiftSettings: swiftFlags),
         // Runs the built touchlockd as a real process (build with --build-tests first).
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",

@@ -1,42 +1,18 @@
-# bash completion for touchlockctl                              -*- shell-script -*-
-# The commands and options of `touchlockctl --help` (man touchlockctl).
+# bash completion for touchlockctl, written from its command-line definitions (those of
+# `touchlockctl --help`; see touchlockctl(1)) by Completions.bash. Do not edit:
+# `TOUCHLOCK_UPDATE_GOLDEN=1 swift test --filter CompletionFilesTests` writes it anew.
+
+# The words of $1 that begin with the word being completed.
+_touchlockctl_words()
+{
+    COMPREPLY=($(compgen -W "$1" -- "$cur"))
+    __ltrim_colon_completions "$cur"
+}
 
 _touchlockctl()
 {
-    local cur prev words cword
-    _init_completion || return
-
-    local commands="status wait-unlock subscribe lock metrics enroll hash-pattern hash-code replay preview"
-
-    case $prev in
-        --socket)
-            _filedir
-            return ;;
-        --timeout|--grid|--dpi|--size|--state)
-            # A value the user types: seconds, RxC, dots per inch, WxH, a state.
-            case $prev in
-                --grid) COMPREPLY=($(compgen -W "3x3 4x4 5x5" -- "$cur")) ;;
-                --size) COMPREPLY=($(compgen -W "1280x800 800x1280 480x800" -- "$cur")) ;;
-            esac
-            return ;;
-        --screen)
-            COMPREPLY=($(compgen -W "pattern code" -- "$cur"))
-            return ;;
-        --remove)
-            COMPREPLY=($(compgen -W "pattern code" -- "$cur"))
-            return ;;
-        --desc)
-            _filedir desc
-            return ;;
-        --out)
-            _filedir png
-            return ;;
-        -C|--config)
-            _filedir conf
-            return ;;
-        --quirk)
-            return ;;
-    esac
+    local cur prev words cword split
+    _init_completion -s -n : || return
 
     # The command: the first word that is not an option or an option's value.
     local i command=""
@@ -48,33 +24,79 @@ _touchlockctl()
         esac
     done
 
+    # The value of the option before the word being completed.
+    case $command:$prev in
+        :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | lockout:--socket)
+            _filedir
+            return ;;
+        wait-unlock:--timeout | enroll:--timeout | replay:--quirk | preview:--dpi)
+            # anything: nothing to offer
+            return ;;
+        hash-pattern:--grid)
+            _touchlockctl_words "3x3 4x4 5x5"
+            return ;;
+        replay:--desc)
+            _filedir desc
+            return ;;
+        preview:--screen)
+            _touchlockctl_words "pattern code"
+            return ;;
+        preview:--state)
+            _touchlockctl_words "idle drawing error too-short lockout unlocked enroll enroll-again enroll-mismatch digits:2 secure:2 reveal:2 pressed full incomplete blurred"
+            return ;;
+        preview:--size)
+            _touchlockctl_words "1280x800 800x1280 480x800"
+            return ;;
+        preview:--out)
+            _filedir png
+            return ;;
+        preview:-C | preview:--config)
+            _filedir conf
+            return ;;
+        preview:--rotation)
+            _touchlockctl_words "0 90 180 270"
+            return ;;
+    esac
+    # A value given after '=' to an option that takes none: nothing to offer.
+    $split && return
+
     case $command in
         "")
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--socket --help --version" -- "$cur"))
+                _touchlockctl_words "--socket --help --version"
             else
-                COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll lockout hash-pattern hash-code replay preview"
             fi ;;
+        status)
+            _touchlockctl_words "--socket --help" ;;
         wait-unlock)
-            COMPREPLY=($(compgen -W "--timeout" -- "$cur")) ;;
+            _touchlockctl_words "--socket --timeout --help" ;;
+        subscribe)
+            _touchlockctl_words "--socket --help" ;;
+        lock)
+            _touchlockctl_words "--socket --help" ;;
         metrics)
-            COMPREPLY=($(compgen -W "--openmetrics --socket --help" -- "$cur")) ;;
+            _touchlockctl_words "--socket --openmetrics --help" ;;
         enroll)
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--screen --timeout --duress --remove --status" -- "$cur"))
+                _touchlockctl_words "--socket --duress --remove --status --screen --timeout --help"
             else
-                COMPREPLY=($(compgen -W "pattern code" -- "$cur"))
+                _touchlockctl_words "pattern code"
             fi ;;
+        lockout)
+            _touchlockctl_words "--socket --reset --help" ;;
         hash-pattern)
-            COMPREPLY=($(compgen -W "--grid" -- "$cur")) ;;
+            _touchlockctl_words "--grid --help" ;;
+        hash-code)
+            _touchlockctl_words "--help" ;;
         replay)
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--desc --quirk --json" -- "$cur"))
+                _touchlockctl_words "--desc --quirk --json --help"
             else
                 _filedir '@(evemu|events)'
             fi ;;
         preview)
-            COMPREPLY=($(compgen -W "--screen --state --size --out -C --dpi" -- "$cur")) ;;
+            _touchlockctl_words "--screen --state --size --out --config --dpi --rotation --help" ;;
     esac
 } &&
     complete -F _touchlockctl touchlockctl

@@ -29,3 +29,9 @@ static inline int clinux_set_parent_death_signal(int signal) {
 static inline int clinux_set_process_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
+
+#include <syslog.h>
+// syslog is variadic: the message goes as "%s", never as a format.
+static inline void clinux_syslog(int priority, const char *message) {
+    syslog(priority, "%s", message);
+}

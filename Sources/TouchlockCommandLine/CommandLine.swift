@@ -4,6 +4,9 @@
 ///
 /// - `--name VALUE` and `--name=VALUE` for every option that takes a value; `-X VALUE`
 ///   and `-XVALUE` for its short form, where it has one; `--` ends the options.
+/// - A flag takes no value: `--once=yes` (and `--help=yes`) is a usage error naming it.
+/// - Short options bundle as with getopt: `-vh` is `-v -h`, and in `-vCFILE` or
+///   `-vC FILE` the first letter that takes a value takes the rest.
 /// - `-h`/`--help` prints the help on standard output and exits 0 (on every command);
 ///   `--version` prints the version and exits 0.
 /// - A usage error is one line on standard error, then one line naming the help, and
@@ -25,6 +28,21 @@ public enum TouchlockVersion {
     public static let current = "0.1.0"
 }
 
+/// What the value of an option (or an argument) is: what the shells' completions offer
+/// for it, and which words the man pages must name.
+public enum ValueKind: Sendable, Hashable {
+    /// Anything (a number, a name): nothing to offer.
+    case text
+    /// One of these words, and no other (a word with a number to fill in is written
+    /// with an upper-case placeholder: `digits:K`).
+    case choices([String])
+    /// Typical values, offered; others are taken too.
+    case examples([String])
+    /// A file; with extensions, files that end so are offered.
+    case file(extensions: [String])
+    case directory
+}
+
 /// One option a command takes.
 public struct OptionSpec: Sendable, Hashable {
     /// Without the dashes: "socket" is `--socket`.
@@ -33,10 +51,16 @@ public struct OptionSpec: Sendable, Hashable {
     public var short: Character?
     /// The placeholder of its value in the help ("PATH"); nil for a flag.
     public var value: String?
+    /// What its value is (for a flag: `.text`, unused).
+    public var values: ValueKind
+    /// Meant to be given more than once (each value counts).
+    public var repeats: Bool
     public var help: String
 
-    public init(_ name: String, short: Character? = nil, value: String? = nil, help: String) {
-        self.name = name; self.short = short; self.value = value; self.help = help
+    public init(_ name: String, short: Character? = nil, value: String? = nil, values: ValueKind = .text,
+                repeats: Bool = false, help: String) {
+        self.name = name; self.short = short; self.value = value; self.values = values; self.repeats = repeats
+        self.help = help
     }
 
     public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {
@@ -57,10 +81,15 @@ public struct ArgumentSpec: Sendable, Hashable {
     public var optional: Bool
     /// The values it may take; empty: any.
     public var choices: [String]
+    /// What it is when it is not one of `choices` (a file).
+    public var kind: ValueKind
 
-    public init(_ name: String, optional: Bool = false, choices: [String] = [], help: String) {
-        self.name = name; self.optional = optional; self.choices = choices; self.help = help
+    public init(_ name: String, optional: Bool = false, choices: [String] = [], kind: ValueKind = .text, help: String) {
+        self.name = name; self.optional = optional; self.choices = choices; self.kind = kind; self.help = help
     }
+
+    /// What it takes: its choices, else its kind.
+    public var values: ValueKind { choices.isEmpty ? kind : .choices(choices) }
 }
 
 /// A command: its options, its arguments, and its subcommands (touchlockctl's).
@@ -239,7 +268,7 @@ public enum CommandLineParser {
                 try parseOption(arg, &rest, of: command, into: &parsed, early: &early)
             } catch {
                 // Asking for help wins over a mistake beside it.
-                if early == .help || rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
+                if early == .help || rest.prefix(while: { $0 != "--" }).contains(where: { asksForHelp($0, of: command) }) {
                     return .help
                 }
                 throw error
@@ -248,49 +277,73 @@ public enum CommandLineParser {
         return early
     }
 
-    /// Reads the option `arg` (and its value from `rest`).
+    /// Reads the option `arg` (and its value from `rest`): one long option, or a bundle
+    /// of short ones (`-vh` is `-v -h`; the first that takes a value takes the rest of the
+    /// bundle, or else the next argument: `-vCFILE`, `-vC FILE`).
     private static func parseOption(_ arg: String, _ rest: inout ArraySlice<String>, of command: CommandSpec,
                                     into parsed: inout ParsedArguments, early: inout Early?) throws(UsageError) {
-        let option: OptionSpec
-        var inline: String?
-        if arg.hasPrefix("--") {
-            let body = arg.dropFirst(2)
-            let name: Substring
-            if let eq = body.firstIndex(of: "=") {
-                name = body[..<eq]
-                inline = String(body[body.index(after: eq)...])
-            } else {
-                name = body
+        guard arg.hasPrefix("--") else {
+            var letters = arg.dropFirst()
+            while let letter = letters.popFirst() {
+                if letter == "h" { early = early ?? .help; continue }
+                guard let option = command.options.first(where: { $0.short == letter }) else {
+                    throw UsageError("unknown option '-\(letter)'" + (arg.count > 2 ? " (in '\(arg)')" : ""))
+                }
+                guard option.value != nil else { parsed.add(option, ""); continue }
+                try take(option, inline: letters.isEmpty ? nil : String(letters), &rest, into: &parsed)
+                return
             }
-            if name == "help" { early = early ?? .help; return }
-            if name == "version" { early = early ?? .version; return }
-            guard let o = command.options.first(where: { $0.name == name }) else {
-                throw UsageError("unknown option '--\(name)'")
-            }
-            option = o
-        } else {
-            if arg == "-h" { early = early ?? .help; return }
-            guard let o = command.options.first(where: { $0.short == arg.dropFirst().first }) else {
-                throw UsageError("unknown option '\(arg)'")
-            }
-            if arg.count > 2 {
-                guard o.value != nil else { throw UsageError("unknown option '\(arg)'") }
-                inline = String(arg.dropFirst(2))
-            }
-            option = o
+            return
         }
-        guard let placeholder = option.value else {
+        let body = arg.dropFirst(2)
+        let name: Substring
+        var inline: String?
+        if let eq = body.firstIndex(of: "=") {
+            name = body[..<eq]
+            inline = String(body[body.index(after: eq)...])
+        } else {
+            name = body
+        }
+        // One rule for every flag, --help and --version included: it takes no value.
+        if name == "help" || name == "version" {
+            if inline != nil { throw UsageError("--\(name) takes no value") }
+            early = early ?? (name == "help" ? .help : .version)
+            return
+        }
+        guard let option = command.options.first(where: { $0.name == name }) else {
+            throw UsageError("unknown option '--\(name)'")
+        }
+        guard option.value != nil else {
             if inline != nil { throw UsageError("--\(option.name) takes no value") }
             return parsed.add(option, "")
         }
+        try take(option, inline: inline, &rest, into: &parsed)
+    }
+
+    /// The value of `option`: `inline` (after '=', or the rest of a short bundle), else
+    /// the next argument.
+    private static func take(_ option: OptionSpec, inline: String?, _ rest: inout ArraySlice<String>,
+                             into parsed: inout ParsedArguments) throws(UsageError) {
         if let inline { return parsed.add(option, inline) }
         // A value may start with '-' (a negative number, standard input), but not with
         // "--": "--out --size 640x400" is a missing value, not a file named "--size"
         // ("--out=--size" says so if it is meant).
         guard let v = rest.popFirst(), !v.hasPrefix("--") else {
-            throw UsageError("--\(option.name) needs a value (\(placeholder))")
+            throw UsageError("--\(option.name) needs a value (\(option.value ?? ""))")
         }
         parsed.add(option, v)
+    }
+
+    /// Whether `arg` asks for help: `--help`, or `-h` alone or in a bundle of flags.
+    private static func asksForHelp(_ arg: String, of command: CommandSpec) -> Bool {
+        if arg == "--help" { return true }
+        guard arg.hasPrefix("-"), !arg.hasPrefix("--") else { return false }
+        for letter in arg.dropFirst() {
+            if letter == "h" { return true }
+            // A letter that takes a value takes the rest of the bundle with it.
+            if command.options.first(where: { $0.short == letter })?.value != nil { return false }
+        }
+        return false
     }
 
     private static func check(_ arguments: [String], of command: CommandSpec) throws(UsageError) {

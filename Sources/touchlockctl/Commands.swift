@@ -5,7 +5,7 @@ import TouchlockCore
 /// touchlockctl's commands and their options, declared once: the parser, the help and
 /// the usage errors come from here.
 enum Commands {
-    static let socket = OptionSpec("socket", value: "PATH", help: """
+    static let socket = OptionSpec("socket", value: "PATH", values: .file(extensions: []), help: """
         the control socket (default: $\(ControlProtocol.socketEnvironmentVariable),
         else \(ControlProtocol.defaultSocketPath))
         """)
@@ -48,7 +48,7 @@ enum Commands {
                             top left, separated by '-' or ',', e.g. 0-1-2-5-8) and prints its salted
                             hash for the pattern_hash setting. The pattern never appears on a command line.
                             """,
-                        options: [OptionSpec("grid", value: "RxC", help: "the grid's rows and columns, 2 to 9 each (default 3x3)")],
+                        options: [OptionSpec("grid", value: "RxC", values: .examples(["3x3", "4x4", "5x5"]), help: "the grid's rows and columns, 2 to 9 each (default 3x3)")],
                         footer: exitStatus),
             CommandSpec("hash-code", summary: "print the salted hash of a code read on standard input",
                         about: """
@@ -63,11 +63,11 @@ enum Commands {
                             frames, sessions and every touch as one JSON object.
                             """,
                         options: [
-                            OptionSpec("desc", value: "DESCRIPTION", help: "the device's description, from another recording"),
-                            OptionSpec("quirk", value: "QUIRK", help: "an input quirk (may be given several times)"),
+                            OptionSpec("desc", value: "DESCRIPTION", values: .file(extensions: ["desc"]), help: "the device's description, from another recording"),
+                            OptionSpec("quirk", value: "QUIRK", repeats: true, help: "an input quirk (may be given several times)"),
                             .flag("json", help: "print JSON (the only output; required)"),
                         ],
-                        arguments: [ArgumentSpec("RECORDING", help: "an evemu recording")],
+                        arguments: [ArgumentSpec("RECORDING", kind: .file(extensions: ["evemu", "events"]), help: "an evemu recording")],
                         footer: exitStatus),
             CommandSpec("preview", summary: "draw a lock screen in a state as a PNG, without hardware",
                         about: """
@@ -77,13 +77,16 @@ enum Commands {
                               code states:    \(Preview.states(of: .code).joined(separator: ", ")) (K: digits entered)
                             """,
                         options: [
-                            OptionSpec("screen", value: "SCREEN", help: "pattern (default) or code"),
-                            OptionSpec("state", value: "STATE", help: "the state to draw (default idle)"),
-                            OptionSpec("size", value: "WxH", help: "the screen's size (default 1280x800)"),
-                            OptionSpec("out", value: "FILE.png", help: "where to write the picture (required)"),
-                            OptionSpec("config", short: "C", value: "FILE", help: "read settings from FILE (may be given several times)"),
+                            OptionSpec("screen", value: "SCREEN", values: .choices(Preview.Screen.allCases.map(\.rawValue)),
+                                       help: "pattern (default) or code"),
+                            OptionSpec("state", value: "STATE", values: .choices(previewStates), help: "the state to draw (default idle)"),
+                            OptionSpec("size", value: "WxH", values: .examples(["1280x800", "800x1280", "480x800"]),
+                                       help: "the screen's size (default 1280x800)"),
+                            OptionSpec("out", value: "FILE.png", values: .file(extensions: ["png"]), help: "where to write the picture (required)"),
+                            OptionSpec("config", short: "C", value: "FILE", values: .file(extensions: ["conf"]), repeats: true,
+                                       help: "read settings from FILE (may be given several times)"),
                             OptionSpec("dpi", value: "N", help: "dots per inch of the panel, 30 to 1000"),
-                            OptionSpec("rotation", value: "DEG", help: "the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)"),
+                            OptionSpec("rotation", value: "DEG", values: .choices(Rotation.allCases.map { String($0.degrees) }), help: "the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)"),
                         ],
                         footer: exitStatus),
         ],
@@ -114,6 +117,11 @@ enum Commands {
         ],
         arguments: [ArgumentSpec("SECRET", optional: true, choices: ["pattern", "code"], help: "which secret: pattern or code")],
         footer: exitStatus)
+
+    /// The states `preview --state` draws: the pattern's, then the code's it lacks.
+    static let previewStates: [String] = Preview.Screen.allCases.flatMap(Preview.states).reduce(into: []) { all, s in
+        if !all.contains(s) { all.append(s) }
+    }
 
     /// A number of seconds, 0 or more.
     static func seconds(_ text: String) throws(UsageError) -> Interval {

@@ -165,7 +165,7 @@ func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
 }
 
 do {
-    let invocation = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()), program: Commands.program)
+    let invocation = try CommandLineParser.parse(ProgramArguments.afterName, program: Commands.program)
         .invocation()
     exit(try run(invocation))
 } catch {

@@ -20,6 +20,7 @@ struct Options {
     var statePath: String?
     var once = false
     var verbose = false
+    var syslog = false
     var checkConfig = false
 
     static let command = CommandSpec(
@@ -30,30 +31,32 @@ struct Options {
             unlocked (touchlockctl is such a client).
             """,
         options: [
-            OptionSpec("config", short: "C", value: "FILE", help: """
+            OptionSpec("config", short: "C", value: "FILE", values: .file(extensions: ["conf"]), repeats: true, help: """
                 read settings from FILE after \(Paths.data) and
                 \(Paths.config) (may be given several times; later wins)
                 """),
-            OptionSpec("config-root", value: "DIR", help: "look for those two directories under DIR"),
-            OptionSpec("display", value: "MODE", help: "auto (default) or drm: the KMS display, else exit 1;\nheadless: frames in memory only (tests, demos)"),
-            OptionSpec("input", value: "MODE", help: """
+            OptionSpec("config-root", value: "DIR", values: .directory, help: "look for those two directories under DIR"),
+            OptionSpec("display", value: "MODE", values: .choices(DisplayChoice.allCases.map(\.rawValue)),
+                       help: "auto (default) or drm: the KMS display, else exit 1;\nheadless: frames in memory only (tests, demos)"),
+            OptionSpec("input", value: "MODE", values: .choices(InputChoice.allCases.map(\.rawValue)), help: """
                 auto (default), evdev: the touchscreens; replay: the
                 --replay recording, else the bundled demo (auto never
                 replays anything)
                 """),
-            OptionSpec("replay", value: "FILE", help: "an evemu recording to play as the touch input\n(implies --input replay)"),
-            OptionSpec("replay-pace", value: "PACE", help: """
+            OptionSpec("replay", value: "FILE", values: .file(extensions: ["evemu", "events"]), help: "an evemu recording to play as the touch input\n(implies --input replay)"),
+            OptionSpec("replay-pace", value: "PACE", values: .choices(ReplaySource.Pace.allCases.map(\.rawValue)), help: """
                 recording (default): each frame at its recorded time;
                 frames: each frame once the previous one is shown (the
                 same frames every run)
                 """),
-            OptionSpec("size", value: "WxH", help: "headless screen size (default 1280x800)"),
-            OptionSpec("out", value: "DIR", help: "headless: write every frame shown as DIR/frame-NNNNN.png"),
-            OptionSpec("socket", value: "PATH", help: "control socket (default \(Paths.socket))"),
-            OptionSpec("state", value: "FILE", help: "lockout and secrets (default \(Paths.stateFile))"),
+            OptionSpec("size", value: "WxH", values: .examples(["1280x800", "800x1280"]), help: "headless screen size (default 1280x800)"),
+            OptionSpec("out", value: "DIR", values: .directory, help: "headless: write every frame shown as DIR/frame-NNNNN.png"),
+            OptionSpec("socket", value: "PATH", values: .file(extensions: []), help: "control socket (default \(Paths.socket))"),
+            OptionSpec("state", value: "FILE", values: .file(extensions: []), help: "lockout and secrets (default \(Paths.stateFile))"),
             .flag("once", help: "exit 0 at the first unlock"),
             .flag("check-config", help: "print the merged settings and exit"),
             .flag("verbose", short: "v", help: "debug logging"),
+            .flag("syslog", help: "log to syslog, each line at its priority (facility\ndaemon), not to standard error (OpenRC)"),
         ],
         footer: """
             Exit status: 0 when stopped (SIGTERM, SIGINT), after the first unlock with --once,
@@ -82,6 +85,7 @@ struct Options {
             o.once = p.flag("once")
             o.checkConfig = p.flag("check-config")
             o.verbose = p.flag("verbose")
+            o.syslog = p.flag("syslog")
         } catch {
             throw invocation.usageError(error.message)
         }

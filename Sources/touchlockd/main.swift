@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockCommandLine
 import TouchlockConfig
 import TouchlockControl
 import TouchlockCore
@@ -132,19 +133,11 @@ func startWatchdog(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
 
 func main() {
     // The verifier process (see Verifier): this executable, started by the daemon.
-    if CommandLine.arguments.count == 2 && CommandLine.arguments[1] == "--verifier-child" { runVerifierChild() }
+    if ProgramArguments.afterName == ["--verifier-child"] { runVerifierChild() }
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
         Log.sink = { level, message in
-            let priority: Int
-            switch level {
-            case .debug: priority = 7
-            case .info: priority = 6
-            case .warning: priority = 4
-            case .error: priority = 3
-            case .bug: priority = 2
-            }
-            StandardStreams.error("<\(priority)>\(level == .bug ? "bug: " : "")\(message)")
+            StandardStreams.error("<\(SystemLog.priority(level))>\(level == .bug ? "bug: " : "")\(message)")
         }
     } else {
         Log.sink = { level, message in
@@ -153,10 +146,14 @@ func main() {
     }
 
     let options: Options
-    do { options = try Options.parse(Array(CommandLine.arguments.dropFirst())) } catch {
+    do { options = try Options.parse(ProgramArguments.afterName) } catch {
         error.finish()
     }
     if options.verbose { Log.threshold = .debug }
+    if options.syslog {
+        SystemLog.open("touchlockd")
+        Log.sink = { level, message in SystemLog.write(level, message) }
+    }
 
     var config = Config()
     let files = ConfigFiles.paths(root: options.configRoot, extra: options.configFiles)

@@ -59,7 +59,8 @@ private func usageError(_ args: [String]) -> String? {
                 == "tool: make: --config needs a value (FILE)\nTry 'tool make --help'.")
         #expect(usageError(["make", "pattern", "--verbose=yes"])
                 == "tool: make: --verbose takes no value\nTry 'tool make --help'.")
-        #expect(usageError(["make", "pattern", "-vC"]) == "tool: make: unknown option '-vC'\nTry 'tool make --help'.")
+        #expect(usageError(["make", "pattern", "-vC"]) == "tool: make: --config needs a value (FILE)\nTry 'tool make --help'.")
+        #expect(usageError(["make", "pattern", "-vx"]) == "tool: make: unknown option '-x' (in '-vx')\nTry 'tool make --help'.")
         #expect(usageError(["make"]) == "tool: make: missing KIND\nTry 'tool make --help'.")
         #expect(usageError(["make", "pin"])
                 == "tool: make: KIND: expected pattern or code, found 'pin'\nTry 'tool make --help'.")
@@ -95,6 +96,36 @@ private func usageError(_ args: [String]) -> String? {
         #expect(CommandLineParser.parse(["--version"], program: program) == .version("tool \(TouchlockVersion.current)"))
         #expect(CommandLineParser.parse(["wait", "--version"], program: program).exitStatus == 0)
         #expect(throws: EarlyExit(text: "tool \(TouchlockVersion.current)", status: 0)) { try run(["--version"]) }
+    }
+
+    @Test func shortOptionsBundleAsWithGetopt() throws {
+        // Flags together; the first letter that takes a value takes the rest, or the next word.
+        var m = try run(["make", "-vCa.conf", "code"])
+        #expect(m.parsed.flag("verbose") && m.parsed.values("config") == ["a.conf"] && m.parsed.arguments == ["code"])
+        m = try run(["make", "-vC", "b.conf", "code"])
+        #expect(m.parsed.flag("verbose") && m.parsed.values("config") == ["b.conf"])
+        // After a letter that takes a value, the rest is its value, 'v' and 'h' included.
+        m = try run(["make", "-Cvh", "code"])
+        #expect(!m.parsed.flag("verbose") && m.parsed.values("config") == ["vh"])
+        // -h in a bundle asks for help, even beside a mistake.
+        for args in [["make", "-vh"], ["make", "-hv"], ["make", "pin", "-vh"], ["make", "--bogus", "-vh"]] {
+            guard case .help(let text) = CommandLineParser.parse(args, program: program) else {
+                Issue.record("\(args): no help"); continue
+            }
+            #expect(text.hasPrefix("usage: tool make "), "\(text)")
+        }
+        // A value that merely contains an 'h' does not.
+        #expect(usageError(["make", "--bogus", "-Ch"]) == "tool: make: unknown option '--bogus'\nTry 'tool make --help'.")
+    }
+
+    @Test func noFlagTakesAValueHelpAndVersionIncluded() {
+        // The one rule: a flag given as --flag=VALUE is refused, naming it.
+        #expect(usageError(["--help=yes"]) == "tool: --help takes no value\nTry 'tool --help'.")
+        #expect(usageError(["--version=1"]) == "tool: --version takes no value\nTry 'tool --help'.")
+        #expect(usageError(["make", "code", "--help=no"]) == "tool: make: --help takes no value\nTry 'tool make --help'.")
+        #expect(usageError(["make", "code", "--verbose="]) == "tool: make: --verbose takes no value\nTry 'tool make --help'.")
+        // An option that takes a value takes an empty one.
+        #expect(usageError(["wait", "--timeout="]) == nil)
     }
 
     @Test func convertedValuesNameTheirOption() throws {

@@ -1,7 +1,13 @@
 import Glibc
 import Testing
 import TouchlockCommandLine
+import TouchlockCore
+import TouchlockSecrets
 import TouchlockSystem
+
+/// Whether this process may make a mount namespace of its own (root, or unprivileged
+/// user namespaces allowed), in which /proc can be hidden.
+private let mayHideProc: Bool = access("/usr/bin/unshare", X_OK) == 0 && system("/usr/bin/unshare -rm true 2>/dev/null") == 0
 
 /// The built binaries' command lines, as a user (or a script) meets them.
 @Suite final class CommandLineProcessTests {
@@ -98,5 +104,26 @@ import TouchlockSystem
         #expect(r.status == 1 && r.errors.contains("digits only"))
         r = try ctl(["hash-code"], input: "2580\n")
         #expect(r.status == 0 && r.output.hasPrefix("$y$") && r.errors.contains("code_length = 4"), "\(r)")
+    }
+
+    /// Runs `args` where /proc is an empty tmpfs (a mount namespace of its own, as a
+    /// chroot without /proc has it); exit 99 if /proc could not be hidden.
+    func withoutProc(_ args: [String], input: String = "") throws -> (status: Int32, output: String, errors: String) {
+        let script = "mount -t tmpfs tmpfs /proc && [ ! -e /proc/self/cmdline ] || exit 99; exec /usr/bin/timeout 20 \"$@\""
+        return try runApart(["/usr/bin/unshare", "-rm", "/bin/sh", "-c", script, "sh"] + args, input: input, in: dir)
+    }
+
+    @Test(.enabled(if: mayHideProc, "needs a mount namespace: root, or unprivileged user namespaces"))
+    func bothProgramsReadTheirArgumentsWithoutProc() throws {
+        // The grid option and the command: a 4x4 pattern, whose node 15 a 3x3 grid lacks.
+        var r = try withoutProc([DaemonProcess.ctl, "hash-pattern", "--grid=4x4"], input: "0-5-10-15\n")
+        #expect(r.status == 0 && r.errors.isEmpty && r.output.hasPrefix("$y$"), "\(r)")
+        var secret = try Pattern(parsing: "0-5-10-15", rows: 4, columns: 4).secretBytes
+        #expect(SecretHash.verify(&secret, against: String(r.output.dropLast())))
+        // The daemon reads its own: a usage error names the option (had it read none, it
+        // would have started).
+        r = try withoutProc([DaemonProcess.binary, "--bogus"])
+        #expect(r.status == 64 && r.output.isEmpty
+                && r.errors == "touchlockd: unknown option '--bogus'\nTry 'touchlockd --help'.\n", "\(r)")
     }
 }

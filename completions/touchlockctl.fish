@@ -1,0 +1,72 @@
+# fish completion for touchlockctl, written from its command-line definitions (those of
+# `touchlockctl --help`; see touchlockctl(1)) by Completions.fish. Do not edit:
+# `TOUCHLOCK_UPDATE_GOLDEN=1 swift test --filter CompletionFilesTests` writes it anew.
+
+set -l commands status wait-unlock subscribe lock metrics enroll lockout hash-pattern hash-code replay preview
+# No file names unless a value or an argument is a file.
+complete -c touchlockctl -f
+
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'show this help and exit'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version and exit'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'print the daemon\'s status as one JSON line'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a wait-unlock -d 'wait until unlocked and the screen handed back (at once if it is); print the unlocked event line'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a subscribe -d 'print every event line until the daemon goes away'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lock -d 'lock the device again (after an unlock)'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d 'print the daemon\'s latency figures as one JSON line'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a enroll -d 'enroll or remove a secret (root), or say which are enrolled'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lockout -d 'root: clear the failure count and the wait (logged)'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-pattern -d 'print the salted hash of a pattern read on standard input'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-code -d 'print the salted hash of a code read on standard input'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a replay -d 'decode an evemu recording through the touch assembler (no daemon)'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a preview -d 'draw a lock screen in a state as a PNG, without hardware'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from status" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from status" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from wait-unlock" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from wait-unlock" -l timeout -x -d 'give up after SEC seconds (exit 1)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from wait-unlock" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from subscribe" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from subscribe" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from lock" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from lock" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from metrics" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from metrics" -l openmetrics -d 'print the status and the figures as OpenMetrics text'
+complete -c touchlockctl -n "__fish_seen_subcommand_from metrics" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l duress -d 'the duress code (unlocks, and tells subscribers)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l remove -d 'remove the secret'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l status -d 'say which secrets are enrolled'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l screen -d 'draw (type) the secret on the daemon\'s screen; print the enrolled or enroll_failed event'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l timeout -x -d 'with --screen: give up after SEC seconds'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -s h -l help -d 'show this help and exit'
+complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -f -a 'pattern code' -d 'which secret: pattern or code'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l reset -d 'clear the count and the wait (required)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default 3x3)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-code" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -l desc -r -F -d 'the device\'s description, from another recording'
+complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -l quirk -x -d 'an input quirk (may be given several times)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -l json -d 'print JSON (the only output; required)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -s h -l help -d 'show this help and exit'
+complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -F -d 'an evemu recording'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l screen -x -a 'pattern code' -d 'pattern (default) or code'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l state -x -a 'idle drawing error too-short lockout unlocked enroll enroll-again enroll-mismatch digits:2 secure:2 reveal:2 pressed full incomplete blurred' -d 'the state to draw (default idle)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l size -x -a '1280x800 800x1280 480x800' -d 'the screen\'s size (default 1280x800)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l out -r -F -d 'where to write the picture (required)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -s C -l config -r -F -d 'read settings from FILE (may be given several times)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l dpi -x -d 'dots per inch of the panel, 30 to 1000'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l rotation -x -a '0 90 180 270' -d 'the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -s h -l help -d 'show this help and exit'
