@@ -121,6 +121,8 @@ install: all
 	$(INSTALL) -m644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -Dm644 systemd/examples/kiosk-app.service.d/touchlock.conf \
 		$(DESTDIR)$(DOCDIR)/examples/kiosk-app.service.d/touchlock.conf
+	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/metrics.conf \
+		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/metrics.conf
 
 # OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
 install-openrc:

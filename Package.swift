@@ -129,6 +129,6 @@ let package = Package(
         .testTarget(name: "TouchlockdTests", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
             "TouchlockRender", "CLinux",
-        ], exclude: ["promcheck.py"], swiftSettings: swiftFlags),
+        ], exclude: ["promcheck.py", "node_exporter_check.py"], swiftSettings: swiftFlags),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TouchlockCommandLine
 import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
