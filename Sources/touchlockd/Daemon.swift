@@ -36,28 +36,19 @@ final class Daemon {
     /// kept beside the control socket; nil: not kept (`--once`).
     private let runtime: RuntimeFile?
     private var runtimeRecord: RuntimeRecord
-    /// The switch back to the kiosk's VT is under way (asked, not yet done).
-    private var handingBack = false
-    /// A lock refused because the display could not be taken, to be tried again when our
-    /// VT is shown after all or at the next `lock`.
-    private var lockPending = false
+    /// Whether the lock screen covers the screen, and what is under way to cover or
+    /// uncover it (the one place that state is kept).
+    private var cover: Cover
     /// The daemon before this one was unlocked: this one starts handed over.
     private var startsHandedOver = false
     private var armedTimers: Set<Instant> = []
     /// The control client that asked for the enrollment on screen: if it goes away
     /// (touchlockctl gave up waiting), the enrollment is cancelled.
     private var enrollingClient: Int?
-    /// Why the display could not be taken back, while a request that asked for it runs.
-    private var displayRefusal: String?
-    /// Why the lock screen is not on the display, since the last take failed.
-    private var displayFailure: String?
     /// Our virtual terminal, switched to for the lock screen and back after the unlock.
     private let terminal: TerminalHandoff?
     /// Why there is no VT hand-off, when there is none.
     private let terminalAbsence: String?
-    /// What a VT switch under way is for.
-    private enum Awaiting { case nothing, startup, lockScreen, retry }
-    private var awaiting = Awaiting.nothing
     /// Closes the DRM card the outputs are on, at shutdown.
     var closeCard: (() -> Void)?
     /// At a shutdown while locked: nothing of what was on the screen before is restored.
@@ -108,6 +99,7 @@ final class Daemon {
         textImages = textImageFile.load()
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
+        cover = Cover(hasTerminal: terminal != nil)
         self.options = options
         self.loop = loop
         self.store = store
@@ -146,11 +138,14 @@ final class Daemon {
         }
         presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
         if let terminal {
-            terminal.onShown = { [unowned self] in self.displayReady() }
-            terminal.onFailed = { [unowned self] why in self.terminalFailed(why) }
+            terminal.onShown = { [unowned self] in self.carryOut(self.cover.terminalShown()) }
+            terminal.onFailed = { [unowned self] why in
+                Log.error("cannot show the lock screen: \(why)")
+                self.carryOut(self.cover.terminalFailed(why))
+            }
             terminal.onHandedBack = { [unowned self] in
                 Log.info("VT hand-off: the kiosk's VT is shown again")
-                self.handedOver()
+                self.carryOut(self.cover.terminalHandedBack())
             }
             terminal.onReturnTargetChanged = { [unowned self] vt in
                 self.runtimeRecord.returnVT = vt
@@ -170,23 +165,10 @@ final class Daemon {
         }
     }
 
-    /// Our VT goes back to the kiosk once every output has been handed over.
+    /// Told once every output has been handed over.
     private func handBackWhenAllReleased() {
-        guard presenters.allSatisfy(\.isReleased), lock.hold == .released else { return }
-        guard let terminal else {
-            handedOver()
-            return
-        }
-        handingBack = true
-        terminal.handBack()
-    }
-
-    /// The screen and the input are the kiosk's again (with a VT: its VT is shown).
-    private func handedOver() {
-        let wasHandingBack = handingBack
-        handingBack = false
-        guard lock.hold == .released, wasHandingBack || terminal == nil else { return }
-        onHandedOver?()
+        guard presenters.allSatisfy(\.isReleased) else { return }
+        carryOut(cover.outputsReleased())
     }
 
     /// The runtime record, for the daemon after this one; kept in memory if it cannot be
@@ -294,6 +276,7 @@ final class Daemon {
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
+            cover = Cover(hasTerminal: true, uncovered: true)
             lockedSince = nil
             lockedSinceWall = nil
             perform(actions)
@@ -305,10 +288,7 @@ final class Daemon {
         perform(lock.resume(at: now))
         restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
-        if let terminal {
-            awaiting = .startup
-            terminal.show()
-        }
+        carryOut(cover.start())
     }
 
     private func finishStart() {
@@ -333,24 +313,43 @@ final class Daemon {
 
     // MARK: the VT hand-off
 
-    /// The display can be taken now (our VT is on screen, or there is no VT to switch):
-    /// DRM master, then a full redraw; the lock screen is told for what it asked.
-    private func displayReady() {
-        let purpose = awaiting
-        awaiting = .nothing
-        if purpose == .nothing, lock.hold == .released {
-            // Our VT was shown late: the owner of the kiosk's VT answered after all. A lock
-            // it refused before is carried out now; anything else is handed straight back.
-            if lockPending {
-                Log.info("our VT is shown after all: the refused lock is carried out")
-                lockPending = false
-                perform(lock.lock(at: EventLoop.now()))
-            } else {
-                handingBack = true
+    /// Carries out what the cover machine asks, in order; results come back to it.
+    private func carryOut(_ actions: [Cover.Action]) {
+        for a in actions {
+            switch a {
+            case .showTerminal:
+                terminal?.show()
+            case .takeOutputs:
+                takeOutputs()
+            case .releaseOutputs:
+                if !options.once { for p in presenters { p.releaseWhenShown() } }
+            case .handBackTerminal:
                 terminal?.handBack()
+            case .displayTaken:
+                perform(lock.displayTaken(at: EventLoop.now()))
+            case .displayRefused(let why):
+                perform(lock.displayRefused(why, at: EventLoop.now()))
+            case .lock:
+                perform(lock.lock(at: EventLoop.now()))
+            case .answerLockRequests(let refusal):
+                let replies = lockReplies
+                lockReplies = []
+                for r in replies {
+                    if let refusal {
+                        r(.failure(ControlError(.displayBusy, "cannot take the display: \(refusal)")))
+                    } else {
+                        r(.success(Status.State(lock.session.state)))
+                    }
+                }
+            case .handedOver:
+                onHandedOver?()
             }
-            return
         }
+    }
+
+    /// DRM master on every output (our VT is on screen, or there is no VT to switch),
+    /// then a full redraw.
+    private func takeOutputs() {
         for p in presenters { p.retry(.terminalAcquired) }
         do {
             for p in mirrors.map(\.presenter) {
@@ -359,62 +358,16 @@ final class Daemon {
             try presenter.take()
         } catch {
             Log.warning("cannot take the display: \(error)")
-            displayFailed("\(error)", purpose)
-            // Our VT stays no longer than the display it was shown for.
-            if presenter.isReleased { terminal?.handBack() }
+            carryOut(cover.outputsRefused("\(error)", outputsReleased: presenter.isReleased))
             return
         }
-        displayFailure = nil
         for p in presenters { p.redraw() }
-        if purpose == .lockScreen { perform(lock.displayTaken(at: EventLoop.now())) }
-        answerLockRequests()
-    }
-
-    /// The switch to our VT did not complete.
-    private func terminalFailed(_ why: String) {
-        let purpose = awaiting
-        awaiting = .nothing
-        Log.error("cannot show the lock screen: \(why)")
-        displayFailed(why, purpose)
-    }
-
-    private func displayFailed(_ why: String, _ purpose: Awaiting) {
-        displayFailure = why
-        displayRefusal = why
-        if purpose == .lockScreen {
-            if case .taking(.lock) = lock.hold { lockPending = true }
-            perform(lock.displayRefused(why, at: EventLoop.now()))
-        }
-        answerLockRequests()
-    }
-
-    /// Answers the `lock` requests once no switch is under way.
-    private func answerLockRequests() {
-        guard awaiting == .nothing, !lockReplies.isEmpty else { return }
-        if case .taking = lock.hold { return }
-        let replies = lockReplies
-        lockReplies = []
-        let refusal = displayRefusal
-        displayRefusal = nil
-        for r in replies {
-            if let refusal {
-                r(.failure(ControlError(.displayBusy, "cannot take the display: \(refusal)")))
-            } else {
-                r(.success(Status.State(lock.session.state)))
-            }
-        }
+        carryOut(cover.outputsTaken())
     }
 
     /// Whether the lock screen is on the display, for status.
     private var displayState: String {
-        if awaiting != .nothing { return "taking" }
-        if presenters.contains(where: { $0.display.state.reason != nil }) { return "not_shown" }
-        if presenter.isReleased {
-            guard lock.hold == .released else { return "not_shown" }
-            return handingBack ? "handing_over" : "handed_over"
-        }
-        if !options.once, lock.hold == .released, case .unlocked = lock.session.state { return "handing_over" }
-        return "shown"
+        cover.display(outputLost: presenters.contains { $0.display.state.reason != nil })
     }
 
     // MARK: actions
@@ -465,15 +418,14 @@ final class Daemon {
                 presenter.redraw(after: eventTime)
                 for m in mirrors { m.presenter.redraw() }
             case .takeDisplay:
-                awaiting = .lockScreen
-                if let terminal, presenter.isReleased {
-                    // Our VT first: its owner drops master; `displayReady` goes on.
-                    terminal.show()
-                } else {
-                    displayReady()
+                guard case .taking(let purpose) = lock.hold else {
+                    Log.bug("takeDisplay while the lock screen holds \(lock.hold)")
+                    continue
                 }
+                // With a VT, ours first: its owner drops master; the outputs follow.
+                carryOut(cover.coverAsked(for: purpose, outputsReleased: presenter.isReleased))
             case .releaseDisplay:
-                if !options.once { for p in presenters { p.releaseWhenShown() } }
+                carryOut(cover.uncoverAsked())
             case .blankDisplay:
                 for p in presenters { p.blankScreen() }
             case .wakeDisplay:
@@ -563,10 +515,10 @@ final class Daemon {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
         if s.display == "not_shown" {
-            s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? displayFailure
+            s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? cover.failure
         }
         s.vt = terminal?.number
-        if lockPending { s.lockPending = true }
+        if cover.lockPending { s.lockPending = true }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
@@ -599,18 +551,13 @@ final class Daemon {
     /// A client asked to lock the device again; `done` is called once the lock screen is
     /// on the display, or with why it cannot be.
     func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
-        if lockReplies.isEmpty { displayRefusal = nil }
-        lockPending = false
         lockReplies.append(done)
         // An output lost while locked (another process took master) is tried again.
         for p in presenters { p.retry(.lockRequested) }
-        if awaiting == .nothing, lock.hold == .held, presenter.isReleased, let terminal {
-            // Locked, but the lock screen never made it to the display: try again.
-            awaiting = .retry
-            terminal.show()
-        }
+        // Locked, but the lock screen never made it to the display: tried again.
+        carryOut(cover.lockRequested())
         perform(lock.lock(at: EventLoop.now()))
-        answerLockRequests()
+        carryOut(cover.settle())
     }
 
     var metrics: Metrics {
@@ -660,10 +607,9 @@ final class Daemon {
             return ControlError(.busy, "cannot enroll on the screen: \(error)")
         }
         enrollingClient = client
-        displayRefusal = nil
+        cover.enrollmentRequested()
         perform(actions)
-        if let why = displayRefusal {
-            displayRefusal = nil
+        if case .uncovered = cover.state, let why = cover.refusal {
             return ControlError(.displayBusy, "cannot take the display back: \(why)")
         }
         return nil
@@ -679,7 +625,7 @@ final class Daemon {
         // Locked: the screen stays covered through a restart. Nothing of before (the app's
         // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
         // this one takes it over (and a new boot starts locked anyway).
-        let covered = lock.hold != .released
+        let covered = cover.keepsCoveredAtExit
         if covered { keepCovered?() }
         // The card (and DRM master with it) goes before the VT is given back: the kiosk
         // takes master when its VT is shown.

@@ -1,0 +1,266 @@
+/// Whether the lock screen covers the screen, and what is under way to cover or uncover
+/// it: the one place the daemon keeps that state. The lock screen (`LockScreen`) asks to
+/// cover (`coverAsked`, its `takeDisplay`) and to uncover (`uncoverAsked`, its
+/// `releaseDisplay`) and is told `displayTaken` or `displayRefused`; what executes it (our
+/// VT, DRM master on each output) reports back here, and `lock` requests wait here for
+/// their answer. Status's `display`, `display_reason` and `lock_pending` come from it.
+/// The diagram in docs/state-machines.md changes with it.
+///
+///                 start (a VT)          terminalShown             outputsTaken
+///     (start) -------------------> covering --------> takeOutputs -----------> covered
+///        |  start (no VT)             ^   | refused / VT failed:                  |
+///        |  -------------------------/    |  notCovered(why) at start,           | uncoverAsked
+///        |                                |  uncovered (lock kept pending)       v
+///        | start (unlocked before)        |                                  uncovering
+///        +------------------------> uncovered <--- terminalHandedBack (or, with no VT,
+///                                      |             outputsReleased) ------------+
+///                                      +-- coverAsked --> covering
+///
+/// A late `terminalShown` (the VT owner let our VT go after a refusal) carries out the
+/// lock kept pending, or else hands the VT straight back.
+public struct Cover: Sendable {
+    /// What a cover under way is for.
+    public enum Purpose: Hashable, Sendable {
+        /// The first frame, at start.
+        case startup
+        /// The lock screen asked for the display: to lock, or to enroll a secret on it.
+        case lockScreen(LockScreen.Purpose)
+        /// Locked, but the display was never taken: tried again (a `lock` request, our VT
+        /// shown late).
+        case retry
+    }
+
+    public enum State: Hashable, Sendable, CustomStringConvertible {
+        /// Our VT asked for, or the outputs being taken.
+        case covering(Purpose)
+        /// The lock screen is on the display (an output may still be lost: `OutputState`).
+        case covered
+        /// Locked, but the display could not be taken, for this reason.
+        case notCovered(String)
+        /// After an unlock: the outputs are being handed over and the VT switched back.
+        case uncovering
+        /// The kiosk app has the screen.
+        case uncovered
+
+        public var description: String {
+            switch self {
+            case .covering(let p): "covering(\(p))"
+            case .covered: "covered"
+            case .notCovered(let why): "not covered (\(why))"
+            case .uncovering: "uncovering"
+            case .uncovered: "uncovered"
+            }
+        }
+    }
+
+    public enum Action: Hashable, Sendable {
+        /// Switch to our VT; `terminalShown` or `terminalFailed` follows.
+        case showTerminal
+        /// DRM master on every output and a full redraw; `outputsTaken` or `outputsRefused`.
+        case takeOutputs
+        /// Each output hands over once its frame clearing the screen is shown;
+        /// `outputsReleased` follows when all have.
+        case releaseOutputs
+        /// Show the kiosk's VT again; `terminalHandedBack` follows.
+        case handBackTerminal
+        /// Tell the lock screen its `takeDisplay` was carried out, or refused.
+        case displayTaken
+        case displayRefused(String)
+        /// Carry out the lock kept pending (the lock screen's `lock`).
+        case lock
+        /// Answer the `lock` requests waiting: with this refusal, or with the state.
+        case answerLockRequests(refusal: String?)
+        /// Tell subscribers the screen is the kiosk's again.
+        case handedOver
+    }
+
+    /// Whether covering goes through a VT switch of our own.
+    public let hasTerminal: Bool
+    public private(set) var state: State
+    /// A lock (or the idle lock) was refused because the display could not be taken: it is
+    /// carried out once our VT is shown after all, or at the next `lock` request.
+    public private(set) var lockPending = false
+    /// Why the last cover failed, while a request that asked for it is answered.
+    public private(set) var refusal: String?
+    /// Why the lock screen is not on the display, since the last cover failed.
+    public private(set) var failure: String?
+    private var waitingReplies = 0
+
+    /// `uncovered`: the daemon before this one was unlocked (the kiosk keeps the screen).
+    public init(hasTerminal: Bool, uncovered: Bool = false) {
+        self.hasTerminal = hasTerminal
+        state = uncovered ? .uncovered : .covering(.startup)
+    }
+
+    /// The first frame is drawn: with a VT, ours is asked for; without, the display is
+    /// ours from the start.
+    public mutating func start() -> [Action] {
+        guard case .covering(.startup) = state else { return [] }
+        if hasTerminal { return [.showTerminal] }
+        transition(to: .covered, "start without a VT")
+        return []
+    }
+
+    /// The lock screen's `takeDisplay`, for `purpose`; `outputsReleased`: every output is
+    /// handed over (else a hand-over still under way is called off by taking them).
+    public mutating func coverAsked(for purpose: LockScreen.Purpose, outputsReleased: Bool) -> [Action] {
+        transition(to: .covering(.lockScreen(purpose)), "cover asked")
+        return hasTerminal && outputsReleased ? [.showTerminal] : [.takeOutputs]
+    }
+
+    /// The lock screen's `releaseDisplay` (after an unlock).
+    public mutating func uncoverAsked() -> [Action] {
+        switch state {
+        case .covered, .notCovered, .covering:
+            transition(to: .uncovering, "uncover asked")
+            return [.releaseOutputs]
+        case .uncovering, .uncovered:
+            Log.bug("cover: uncover asked while \(state)")
+            return []
+        }
+    }
+
+    /// Our VT is on screen.
+    public mutating func terminalShown() -> [Action] {
+        switch state {
+        case .covering:
+            return [.takeOutputs]
+        case .covered, .notCovered:
+            // Shown again while locked (a retry, or a late switch after a failed start).
+            transition(to: .covering(.retry), "VT shown")
+            return [.takeOutputs]
+        case .uncovered, .uncovering:
+            // Shown late: the owner of the kiosk's VT let it go after all.
+            if lockPending {
+                Log.info("our VT is shown after all: the refused lock is carried out")
+                lockPending = false
+                return [.lock]
+            }
+            transition(to: .uncovering, "VT shown unasked")
+            return [.handBackTerminal]
+        }
+    }
+
+    /// The switch to our VT did not complete.
+    public mutating func terminalFailed(_ why: String) -> [Action] {
+        guard case .covering(let purpose) = state else {
+            Log.info("cover: the VT switch failed while \(state): \(why)")
+            return []
+        }
+        return failed(why, purpose, handBack: false)
+    }
+
+    /// Every output is ours again (master taken, to be drawn whole).
+    public mutating func outputsTaken() -> [Action] {
+        guard case .covering(let purpose) = state else {
+            Log.bug("cover: outputs taken while \(state)")
+            return []
+        }
+        transition(to: .covered, "outputs taken")
+        failure = nil
+        var out: [Action] = []
+        if case .lockScreen = purpose { out.append(.displayTaken) }
+        return out + answer()
+    }
+
+    /// The outputs could not be taken (`why`); `outputsReleased`: they are still handed
+    /// over, so our VT goes back too.
+    public mutating func outputsRefused(_ why: String, outputsReleased: Bool) -> [Action] {
+        guard case .covering(let purpose) = state else {
+            Log.bug("cover: outputs refused while \(state)")
+            return []
+        }
+        return failed(why, purpose, handBack: outputsReleased && hasTerminal)
+    }
+
+    private mutating func failed(_ why: String, _ purpose: Purpose, handBack: Bool) -> [Action] {
+        failure = why
+        refusal = why
+        var out: [Action] = []
+        switch purpose {
+        case .lockScreen(let p):
+            // The device stays as it was, handed over; a lock is kept for later.
+            if p == .lock { lockPending = true }
+            transition(to: .uncovered, "refused")
+            out.append(.displayRefused(why))
+        case .startup, .retry:
+            transition(to: .notCovered(why), "refused")
+        }
+        // Our VT stays no longer than the display it was shown for.
+        if handBack { out.append(.handBackTerminal) }
+        return out + answer()
+    }
+
+    /// Every output has been handed over (DRM master dropped).
+    public mutating func outputsReleased() -> [Action] {
+        guard case .uncovering = state else { return [] }
+        if hasTerminal { return [.handBackTerminal] }
+        transition(to: .uncovered, "outputs released")
+        return [.handedOver]
+    }
+
+    /// The kiosk's VT is on screen again.
+    public mutating func terminalHandedBack() -> [Action] {
+        guard case .uncovering = state else { return [] }
+        transition(to: .uncovered, "handed back")
+        return [.handedOver]
+    }
+
+    /// A client asked to lock. Locked but never shown: our VT is asked for again. The lock
+    /// screen's `lock` follows; `settle` then answers it if nothing is under way.
+    public mutating func lockRequested() -> [Action] {
+        if waitingReplies == 0 { refusal = nil }
+        waitingReplies += 1
+        lockPending = false
+        if case .notCovered = state, hasTerminal {
+            transition(to: .covering(.retry), "lock requested")
+            return [.showTerminal]
+        }
+        return []
+    }
+
+    /// An enrollment on the screen is asked for: a refusal it meets is its own.
+    public mutating func enrollmentRequested() {
+        refusal = nil
+    }
+
+    /// Answers the waiting `lock` requests if no cover is under way.
+    public mutating func settle() -> [Action] {
+        answer()
+    }
+
+    private mutating func answer() -> [Action] {
+        guard waitingReplies > 0 else { return [] }
+        if case .covering = state { return [] }
+        waitingReplies = 0
+        let r = refusal
+        refusal = nil
+        return [.answerLockRequests(refusal: r)]
+    }
+
+    /// Whether a daemon stopping now leaves the screen covered (locked: nothing of the
+    /// app shows through a restart) or gives it back.
+    public var keepsCoveredAtExit: Bool {
+        switch state {
+        case .covering, .covered, .notCovered: true
+        case .uncovering, .uncovered: false
+        }
+    }
+
+    /// Status's `display`: `taking`, `shown`, `not_shown`, `handing_over` or `handed_over`;
+    /// `outputLost`: an output is inactive (master taken by another process, say).
+    public func display(outputLost: Bool) -> String {
+        switch state {
+        case .covering: "taking"
+        case .covered: outputLost ? "not_shown" : "shown"
+        case .notCovered: "not_shown"
+        case .uncovering: "handing_over"
+        case .uncovered: "handed_over"
+        }
+    }
+
+    private mutating func transition(to new: State, _ event: String) {
+        Log.debug("cover: \(state) -> \(event) -> \(new)")
+        state = new
+    }
+}

@@ -1,0 +1,164 @@
+import Testing
+@testable import TouchlockCore
+
+/// The hand-off of the screen between the lock screen and the kiosk, as the daemon runs
+/// it, without a kernel: each event a VT switch, DRM master or a client brings, and what
+/// the daemon is asked to do next.
+@Suite struct CoverTests {
+    /// Locked from the start over a kiosk: our VT first, then the outputs.
+    @Test func aStartOnAVTSwitchesThenTakesTheOutputs() {
+        var c = Cover(hasTerminal: true)
+        #expect(c.start() == [.showTerminal])
+        #expect(c.display(outputLost: false) == "taking")
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken().isEmpty)  // nobody to tell: the lock screen held it from the start
+        #expect(c.state == .covered && c.display(outputLost: false) == "shown")
+        #expect(c.display(outputLost: true) == "not_shown")
+        #expect(c.keepsCoveredAtExit)
+    }
+
+    @Test func withoutAVTTheDisplayIsOursFromTheStart() {
+        var c = Cover(hasTerminal: false)
+        #expect(c.start().isEmpty)
+        #expect(c.state == .covered)
+    }
+
+    /// The unlock, then `lock`: uncovered through the hand-back, covered through our VT.
+    @Test func anUnlockHandsBackAndALockCoversAgain() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
+        #expect(c.uncoverAsked() == [.releaseOutputs])
+        #expect(c.display(outputLost: false) == "handing_over")
+        #expect(!c.keepsCoveredAtExit)
+        #expect(c.outputsReleased() == [.handBackTerminal])
+        #expect(c.display(outputLost: false) == "handing_over")  // the kiosk's VT is not shown yet
+        #expect(c.terminalHandedBack() == [.handedOver])
+        #expect(c.display(outputLost: false) == "handed_over")
+        // `lock`: the request waits for the display.
+        #expect(c.lockRequested().isEmpty)
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.settle().isEmpty)  // not answered while the switch is under way
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
+    }
+
+    /// Without a VT the hand-back is DRM master alone.
+    @Test func withoutAVTTheHandBackEndsWithTheOutputs() {
+        var c = Cover(hasTerminal: false)
+        _ = c.start()
+        _ = c.uncoverAsked()
+        #expect(c.outputsReleased() == [.handedOver])
+        #expect(c.state == .uncovered)
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.takeOutputs])
+    }
+
+    /// The VT owner does not let its VT go: the lock is refused, said so to the client and
+    /// kept pending; when the owner lets go after all, the lock is carried out.
+    @Test func aRefusedLockIsKeptAndCarriedOutWhenOurVTIsShownLate() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.lockRequested()
+        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        let why = "the switch to VT 8 did not complete within 2000 ms"
+        #expect(c.terminalFailed(why) == [.displayRefused(why), .answerLockRequests(refusal: why)])
+        #expect(c.state == .uncovered && c.lockPending && c.display(outputLost: false) == "handed_over")
+        #expect(c.failure == why)
+        // The owner resumes; the kernel completes the switch: the lock screen's lock.
+        #expect(c.terminalShown() == [.lock])
+        #expect(!c.lockPending)
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.displayTaken])
+        #expect(c.failure == nil)
+    }
+
+    /// A late switch with nothing pending (an enrollment that timed out) goes straight back.
+    @Test func aLateSwitchWithNothingPendingHandsStraightBack() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.coverAsked(for: .enroll(.pattern), outputsReleased: true)
+        #expect(c.terminalFailed("busy") == [.displayRefused("busy")])
+        #expect(!c.lockPending && c.refusal == "busy")
+        #expect(c.terminalShown() == [.handBackTerminal])
+        #expect(c.terminalHandedBack() == [.handedOver])
+    }
+
+    /// A new `lock` request drops the pending one and a refusal the last client was told.
+    @Test func aNewLockRequestStartsAfresh() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.lockRequested()
+        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.terminalFailed("busy")
+        #expect(c.lockPending)
+        #expect(c.lockRequested().isEmpty)
+        #expect(!c.lockPending && c.refusal == nil)
+        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.terminalShown()
+        #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
+    }
+
+    /// Master refused on the outputs after our VT was shown: our VT goes back too.
+    @Test func outputsRefusedAfterTheSwitchHandTheVTBack() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.lockRequested()
+        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.terminalShown()
+        let why = "drmSetMaster: Permission denied"
+        #expect(c.outputsRefused(why, outputsReleased: true)
+                == [.displayRefused(why), .handBackTerminal, .answerLockRequests(refusal: why)])
+        #expect(c.lockPending)
+    }
+
+    /// A start whose VT switch fails: locked, not shown, and status says so; a `lock`
+    /// request tries the switch again and is answered once it is done.
+    @Test func aFailedStartIsNotCoveredUntilALockRequestTakesIt() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start()
+        #expect(c.terminalFailed("timed out").isEmpty)
+        #expect(c.state == .notCovered("timed out") && c.display(outputLost: false) == "not_shown")
+        #expect(c.keepsCoveredAtExit)
+        #expect(c.lockRequested() == [.showTerminal])
+        #expect(c.settle().isEmpty)
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.answerLockRequests(refusal: nil)])
+        #expect(c.state == .covered)
+    }
+
+    /// A lock while already covered is answered at once.
+    @Test func aLockWhileCoveredIsAnsweredAtOnce() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
+        #expect(c.lockRequested().isEmpty)
+        #expect(c.settle() == [.answerLockRequests(refusal: nil)])
+        #expect(c.settle().isEmpty)  // once
+    }
+
+    /// Restarted while unlocked: the kiosk keeps the screen, nothing is taken at start.
+    @Test func aDaemonStartedUnlockedTakesNothing() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        #expect(c.start().isEmpty)
+        #expect(c.display(outputLost: false) == "handed_over" && !c.keepsCoveredAtExit)
+    }
+
+    /// Restarted while locked, on its own VT still shown: shown at once, the outputs taken.
+    @Test func aDaemonStartedOnItsOwnShownVTCoversAtOnce() {
+        var c = Cover(hasTerminal: true)
+        var t = TerminalSwitch(ours: 8, returnTo: 1)
+        #expect(c.start() == [.showTerminal])
+        #expect(t.show(active: 8, at: Instant(microseconds: 0)) == [.lockSwitching, .shown])
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken().isEmpty && c.state == .covered)
+        // After the unlock it hands back to the VT kept from before.
+        _ = c.uncoverAsked()
+        #expect(c.outputsReleased() == [.handBackTerminal])
+        #expect(t.handBack(at: Instant(microseconds: 1000)).contains(.activate(1)))
+    }
+
+    /// Impossible events are logged and change nothing.
+    @Test func impossibleEventsChangeNothing() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        #expect(c.outputsTaken().isEmpty && c.state == .uncovered)
+        #expect(c.outputsRefused("x", outputsReleased: true).isEmpty && c.state == .uncovered)
+        #expect(c.uncoverAsked().isEmpty && c.state == .uncovered)
+        #expect(c.terminalHandedBack().isEmpty)
+        #expect(c.outputsReleased().isEmpty)
+    }
+}
