@@ -147,13 +147,18 @@ public final class TerminalHandoff {
     /// The VT to hand back to changed (for the owner to keep across a restart).
     public var onReturnTargetChanged: ((Int?) -> Void)?
     private var toldReturnTarget: Int?
+    /// The VT the daemon before this one was on, if it was another.
+    private let previousOwn: Int?
 
     /// `remembered`: the VT the daemon before this one would have handed back to (kept
-    /// across the restart), used if it is still in use; else the lowest VT in use apart
-    /// from ours. It matters only when ours is already on screen at the first show.
-    public init(device: VirtualTerminalDevice, remembered: Int? = nil, timeout: Interval = .milliseconds(2000),
+    /// across the restart); with none, the lowest VT in use apart from ours. It matters only
+    /// when ours is already on screen at the first show. `previousOwn`: the VT the daemon
+    /// before this one was on.
+    public init(device: VirtualTerminalDevice, remembered: Int? = nil, previousOwn: Int? = nil,
+                timeout: Interval = .milliseconds(2000),
                 now: @escaping () -> Instant, schedule: @escaping (Instant, @escaping (Instant) -> Void) -> Void) {
         self.device = device
+        self.previousOwn = previousOwn == device.number ? nil : previousOwn
         self.now = now
         self.schedule = schedule
         let returnTo = Self.returnTarget(remembered: remembered, ours: device.number, device: device)
@@ -161,17 +166,15 @@ public final class TerminalHandoff {
         toldReturnTarget = machine.returnTarget
     }
 
-    /// The VT to return to: the remembered one if some process still has it open, else the
-    /// lowest one in use apart from ours (a kiosk's compositor keeps its VT open), else nil.
+    /// The VT to return to: the remembered one (the kiosk's, even while nobody has it open:
+    /// at boot the kiosk starts on it only after the first unlock), else the lowest one in
+    /// use apart from ours (a kiosk's compositor keeps its VT open), else nil.
     static func returnTarget(remembered: Int?, ours: Int, device: VirtualTerminalDevice) -> Int? {
-        let inUse: Set<Int>
-        do { inUse = try device.terminalsInUse().subtracting([ours]) } catch {
-            Log.warning("terminal: \(error); the VT to return to is not checked")
-            return remembered == ours ? nil : remembered
+        if let r = remembered, r != ours { return r }
+        do { return try device.terminalsInUse().subtracting([ours]).min() } catch {
+            Log.warning("terminal: \(error); no VT in use is known to return to")
+            return nil
         }
-        if let r = remembered, inUse.contains(r) { return r }
-        if let r = remembered { Log.info("terminal: VT \(r), kept from before the restart, is no longer in use") }
-        return inUse.min()
     }
 
     public var number: Int { device.number }
@@ -183,12 +186,14 @@ public final class TerminalHandoff {
             Log.warning("terminal: \(error); taking VT \(device.number) as not shown")
             active = 0
         }
-        // An active VT nobody has open (where a daemon before this one died) is no kiosk:
-        // the hand-back goes to the VT kept, or the lowest in use.
+        // The VT of the daemon before this one, still on screen where it stopped (it had
+        // another number), is no kiosk: the hand-back goes to the VT kept, or the lowest in
+        // use. Any other VT is the kiosk's, open or not (at boot the kiosk starts on it
+        // only after the first unlock).
         var back: Int?
-        if active != device.number, let inUse = try? device.terminalsInUse(), !inUse.contains(active) {
+        if active != device.number, active == previousOwn, let inUse = try? device.terminalsInUse(), !inUse.contains(active) {
             back = Self.returnTarget(remembered: machine.kiosk, ours: device.number, device: device)
-            if let back { Log.info("terminal: VT \(active) is on screen but nobody has it open; handing back to VT \(back)") }
+            if let back { Log.info("terminal: VT \(active), where the daemon before this one was, is on screen; handing back to VT \(back)") }
         }
         perform(machine.show(active: active, returnTo: back, at: now()))
     }

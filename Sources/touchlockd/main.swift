@@ -98,7 +98,8 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
         try loop.handle(signal: SIGUSR1) { handoff?.releaseSignal() }
         try loop.handle(signal: SIGUSR2) { handoff?.acquireSignal() }
         let device = try LinuxVirtualTerminal(number: number, releaseSignal: SIGUSR1, acquireSignal: SIGUSR2)
-        handoff = TerminalHandoff(device: device, remembered: record.returnVT, now: { EventLoop.now() },
+        handoff = TerminalHandoff(device: device, remembered: record.returnVT, previousOwn: record.ownVT,
+                                  now: { EventLoop.now() },
                                   schedule: { t, f in loop.schedule(at: t, f) })
         Log.info("VT hand-off: the lock screen is shown on VT \(device.number)")
         return (handoff, nil)

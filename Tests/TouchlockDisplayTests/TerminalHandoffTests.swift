@@ -102,24 +102,38 @@ final class RecordingTerminal: VirtualTerminalDevice {
 }
 
 @Suite struct TerminalHandoffRestartTests {
-    @Test func anActiveVTNobodyHasOpenIsNotWhereTheScreenGoesBack() {
+    @Test func theVTOfTheDaemonBeforeIsNotWhereTheScreenGoesBack() {
         // The daemon before this one died on VT 8 (nobody has it open now); this one got VT
         // 7; the kiosk is on VT 1.
         let vt = RecordingTerminal()
         vt.active = 8
         vt.inUse = [1, 7]
+        let h = TerminalHandoff(device: vt, previousOwn: 8, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        h.show()
+        #expect(h.machine.state == .switchingIn(returnTo: 1, since: Instant(microseconds: 0)))
+    }
+
+    @Test func atBootTheActiveVTIsTheKiosksEvenBeforeTheKioskOpensIt() {
+        // The kiosk starts on VT 1 only after the first unlock: nobody has it open yet.
+        let vt = RecordingTerminal()
+        vt.active = 1
+        vt.inUse = [6, 7]
         let h = TerminalHandoff(device: vt, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
         h.show()
         #expect(h.machine.state == .switchingIn(returnTo: 1, since: Instant(microseconds: 0)))
     }
 
-    @Test func aKeptVTStillInUseWinsOverTheLowest() {
+    @Test func aKeptVTWinsOverTheLowestInUse() {
         let vt = RecordingTerminal()
         vt.active = 7
         vt.inUse = [1, 3, 7]
         let h = TerminalHandoff(device: vt, remembered: 3, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
         #expect(h.returnTarget == 3)
-        let gone = TerminalHandoff(device: vt, remembered: 5, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
-        #expect(gone.returnTarget == 1)  // VT 5 is no longer in use: the lowest one that is
+        // Kept while the kiosk has not opened it yet (locked since boot): still the one.
+        let notYet = TerminalHandoff(device: vt, remembered: 5, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        #expect(notYet.returnTarget == 5)
+        // Nothing kept: the lowest VT in use apart from ours.
+        let none = TerminalHandoff(device: vt, now: { Instant(microseconds: 0) }, schedule: { _, _ in })
+        #expect(none.returnTarget == 1)
     }
 }
