@@ -123,6 +123,8 @@ install: all
 		$(DESTDIR)$(DOCDIR)/examples/kiosk-app.service.d/touchlock.conf
 	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/metrics.conf \
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/metrics.conf
+	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/backlight.conf \
+		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/backlight.conf
 
 # OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
 install-openrc:

@@ -45,6 +45,8 @@ public struct Config: Sendable {
     /// Only these connectors show the lock screen (`[display] connectors`; empty: every
     /// connected one).
     public var displayConnectors: [String] = []
+    /// The backlight switched off with the screen (`[display] backlight`).
+    public var backlight = BacklightChoice.auto
     /// The mode to pick on each output that offers it (`[display] mode`; nil: preferred).
     public var displayMode: DisplayMode?
     /// The output the touch panels belong to (`[input] output`; nil: for each panel the
@@ -169,6 +171,18 @@ public struct Config: Sendable {
                 guard let m = DisplayMode(parsing: v) else { throw BadValue(message: "expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (e.g. 1920x1080@60) or preferred, found '\(v)'") }
                 c.displayMode = m
             }, show: { $0.displayMode.map { "\($0)" } ?? "preferred" }),
+        Key(section: "display", name: "backlight", flatName: nil,
+            set: { c, v throws(BadValue) in
+                switch v {
+                case "auto": c.backlight = .auto
+                case "off": c.backlight = .off
+                default:
+                    guard BacklightChoice.isName(v) else {
+                        throw BadValue(message: "expected auto, off or a name under /sys/class/backlight, found '\(v)'")
+                    }
+                    c.backlight = .named(v)
+                }
+            }, show: { "\($0.backlight)" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {

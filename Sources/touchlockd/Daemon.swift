@@ -53,6 +53,8 @@ final class Daemon {
     var closeCard: (() -> Void)?
     /// At a shutdown while locked: nothing of what was on the screen before is restored.
     var keepCovered: (() -> Void)?
+    /// The backlights that go off with the screen, by output (`[display] backlight`).
+    var backlights: [String: Backlight] = [:]
     /// Counted since the start, for the metrics.
     private var unlocks: [String: Int] = [:]
     private var failuresTotal = 0
@@ -427,9 +429,15 @@ final class Daemon {
             case .releaseDisplay:
                 carryOut(cover.uncoverAsked())
             case .blankDisplay:
-                for p in presenters { p.blankScreen() }
+                for p in presenters {
+                    p.blankScreen()
+                    backlights[p.display.name]?.switchOff()
+                }
             case .wakeDisplay:
-                for p in presenters { p.wake() }
+                for p in presenters {
+                    backlights[p.display.name]?.switchOn()
+                    p.wake()
+                }
             case .grabInput:
                 inputGrabbed = true
                 inputs?.grab(true)
@@ -617,6 +625,8 @@ final class Daemon {
 
     func shutdown() {
         ServiceNotify.send("STOPPING=1")
+        // A panel is never left dark by a daemon that is gone.
+        for b in backlights.values { b.switchOn() }
         textfile?.flush()
         textImageFile.save(textImages)
         // Torn down in reverse order of setup.

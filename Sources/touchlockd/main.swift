@@ -211,6 +211,10 @@ func main() {
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
         daemon.keepCovered = { card?.restoresScreenAtShutdown = false }
+        // Only a KMS output's panel has a backlight of its own (never a headless display's).
+        for d in displays where d is DrmDisplay {
+            if let b = Backlight.find(config.backlight, connector: d.name) { daemon.backlights[d.name] = b }
+        }
         if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
     } catch { fail("\(error)") }
 
