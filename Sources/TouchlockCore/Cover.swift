@@ -248,14 +248,17 @@ public struct Cover: Sendable {
     }
 
     /// Status's `display`: `taking`, `shown`, `not_shown`, `handing_over` or `handed_over`;
-    /// `outputLost`: an output is inactive (master taken by another process, say).
+    /// `outputLost`: an output is inactive (master taken by another process, say), which
+    /// is `not_shown` whatever else holds, a cover under way apart.
     public func display(outputLost: Bool) -> String {
+        if case .covering = state { return "taking" }
+        if outputLost { return "not_shown" }
         switch state {
-        case .covering: "taking"
-        case .covered: outputLost ? "not_shown" : "shown"
-        case .notCovered: "not_shown"
-        case .uncovering: "handing_over"
-        case .uncovered: "handed_over"
+        case .covering: return "taking"
+        case .covered: return "shown"
+        case .notCovered: return "not_shown"
+        case .uncovering: return "handing_over"
+        case .uncovered: return "handed_over"
         }
     }
 

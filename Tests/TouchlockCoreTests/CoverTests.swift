@@ -61,6 +61,7 @@ import Testing
         let why = "the switch to VT 8 did not complete within 2000 ms"
         #expect(c.terminalFailed(why) == [.displayRefused(why), .answerLockRequests(refusal: why)])
         #expect(c.state == .uncovered && c.lockPending && c.display(outputLost: false) == "handed_over")
+        #expect(c.display(outputLost: true) == "not_shown")  // another process holds master
         #expect(c.failure == why)
         // The owner resumes; the kernel completes the switch: the lock screen's lock.
         #expect(c.terminalShown() == [.lock])
