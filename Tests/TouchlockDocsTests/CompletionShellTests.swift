@@ -99,7 +99,7 @@ import Testing
     static let zshTyper = #"""
         zmodload zsh/zpty
         zpty z zsh -f -i
-        zpty -w z "PS1=''; fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -d /dev/null"
+        zpty -w z "PS1=''; fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -D"
         zpty -w z 'compadd() { if [[ "$*" == *-[OAD]* ]]; then builtin compadd "$@"; return; fi
             local -a h; builtin compadd -A h "$@"; local r=$?
             (( $#h )) && print -r -- "" "HIT>"${^h}"<HIT"; builtin compadd "$@"; return $r }'
