@@ -54,26 +54,16 @@ public enum ConfigFiles {
         init(_ c: Config) { config = c }
     }
 
+    /// A settings file is at most this long (a FIFO, a device or a longer file is refused
+    /// before it is read).
+    public static let maxFileBytes = 1 << 20
+
     /// Applies the settings of one file. The first problem in it is reported with its
     /// line (libinih gives the line of the first error).
     public static func apply(file: String, to config: inout Config) throws(Config.Error) {
-        guard let f = fopen(file, "re") else {
-            throw Config.Error(file: file, line: 0, message: "cannot read: \(Errno.current)")
-        }
-        defer { fclose(f) }
-        var st = stat()
-        if fstat(fileno(f), &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
-            throw Config.Error(file: file, line: 0, message: "cannot read: is a directory")
-        }
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, f)
-            contents += chunk[0..<n]
-            if n < chunk.count { break }
-        }
-        if ferror(f) != 0 {
-            throw Config.Error(file: file, line: 0, message: "cannot read: \(String(cString: strerror(errno)))")
+        let contents: [UInt8]
+        do { contents = try FileContents.bytes(file, limit: maxFileBytes) } catch {
+            throw Config.Error(file: file, line: 0, message: "cannot read: \(error.reason(reading: file))")
         }
         try apply(contents: contents, named: file, to: &config)
     }

@@ -35,8 +35,14 @@ public enum DurableFile {
 
     /// The whole file, or nil if it does not exist.
     public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+        try readWithOwner(path)?.bytes
+    }
+
+    /// The whole file with its owner and mode (read from the descriptor it was read
+    /// through), or nil if it does not exist. At most 1 MiB, a regular file.
+    public static func readWithOwner(_ path: String) throws(SystemError) -> (bytes: [UInt8], info: FileContents.Info)? {
         do {
-            return try FileContents.bytes(path, limit: 1 << 20)
+            return try FileContents.read(path, limit: 1 << 20)
         } catch where error.errno == .noEntry {
             return nil
         }

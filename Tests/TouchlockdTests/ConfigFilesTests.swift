@@ -139,7 +139,7 @@ private func problem(_ text: String) -> Config.Error? {
             try ConfigFiles.load(["/nonexistent/x.conf"], into: &c)
         }
         let t = try Tree()
-        #expect(throws: Config.Error(file: t.root, line: 0, message: "cannot read: is a directory")) {
+        #expect(throws: Config.Error(file: t.root, line: 0, message: "cannot read: a directory, not a regular file")) {
             try ConfigFiles.load([t.root], into: &c)
         }
     }
