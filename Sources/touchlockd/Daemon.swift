@@ -97,7 +97,8 @@ final class Daemon {
         runtimeRecord.ownVT = terminal?.number
         runtimeRecord.returnVT = terminal?.returnTarget ?? runtimeRecord.returnVT
         self.runtimeRecord = runtimeRecord
-        textImageFile = TextImageFile(statePath: config.statePath)
+        // The masks of text beside an untrusted state file are neither read nor written.
+        textImageFile = TextImageFile(statePath: config.statePath, trusted: store.untrusted == nil)
         textImages = textImageFile.load()
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
@@ -108,7 +109,10 @@ final class Daemon {
         verifier = Verifier(loop: loop, secrets: store, separateProcess: false)
         let now = EventLoop.now()
         let stored = store.stored.lockout
-        let record = store.damage != nil
+        let record = store.untrusted != nil
+            // No attempt at all: a wait longer than any schedule's, from now.
+            ? LockoutRecord(failures: max(config.damagedCount, 1), deadline: now + Interval(microseconds: LockoutSchedule.forever * 1_000_000))
+            : store.damage != nil
             ? LockoutRecord.damaged(readable: stored.failures, damagedCount: config.damagedCount,
                                     now: now, schedule: config.lockoutSchedule)
             : stored.restored(sameBoot: store.sameBoot, now: now, schedule: config.lockoutSchedule)
@@ -123,7 +127,7 @@ final class Daemon {
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule))
-        lock.damagedRecord = store.damage != nil
+        lock.damagedRecord = store.damage != nil || store.untrusted != nil
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
                               scene: { scene() })
@@ -531,7 +535,10 @@ final class Daemon {
         s.power = presenter.blank ? "blank" : "awake"
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
             + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
-        if let d = store.damage {
+        if let u = store.untrusted {
+            s.record = "untrusted"
+            s.reason = "the state file is not trusted (\(u)): no attempt is accepted until root puts it right and restarts touchlockd"
+        } else if let d = store.damage {
             s.record = "damaged"
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
         }

@@ -17,7 +17,15 @@ final class StateStore {
     /// record is written.
     private(set) var damage: String?
 
-    init(path: String, bootID: String?, stored: StoredState, config: Config, damage: String? = nil) {
+    /// Why the file or its directory is not trusted (owned by another user, or writable
+    /// by others: anyone who can write it can forge a record): nothing read from it is
+    /// used, no attempt is accepted and nothing is written there until root puts it right
+    /// and restarts the daemon.
+    let untrusted: String?
+
+    init(path: String, bootID: String?, stored: StoredState, config: Config, damage: String? = nil,
+         untrusted: String? = nil) {
+        self.untrusted = untrusted
         self.path = path
         self.bootID = bootID
         self.stored = stored
@@ -75,6 +83,7 @@ final class StateStore {
 
     /// Writes `state` durably and keeps it; nil on success, else the reason.
     private func write(_ state: StoredState) -> String? {
+        if let untrusted { return "the state file is not trusted: \(untrusted)" }
         var state = state
         state.bootID = bootID
         do {
@@ -86,5 +95,30 @@ final class StateStore {
         stored = state
         damage = nil
         return nil
+    }
+}
+
+extension StateStore {
+    /// Why the state file at `path` cannot be trusted, or nil: the file (`file`, as read;
+    /// nil if there is none yet) and its directory must belong to root or to the
+    /// daemon's user and be writable by no one else. Another owner, or a group or others
+    /// allowed to write, could replace the record with one of their own: the CRC finds
+    /// damage, not forgery.
+    static func distrust(_ path: String, file: FileContents.Info?) -> String? {
+        let me = geteuid()
+        func check(_ what: String, _ owner: uid_t, _ mode: mode_t) -> String? {
+            if owner != 0 && owner != me {
+                return "\(what) is owned by uid \(owner), not root\(me == 0 ? "" : " or uid \(me)")"
+            }
+            if mode & 0o022 != 0 {
+                return "\(what) is writable by \(mode & 0o020 != 0 ? "its group" : "others") (mode \(String(mode & 0o7777, radix: 8)))"
+            }
+            return nil
+        }
+        if let file, let why = check(path, file.owner, file.mode) { return why }
+        let dir = DurableFile.directory(of: path)
+        var st = stat()
+        guard stat(dir, &st) == 0 else { return nil }  // made 0700 at the first write
+        return check(dir, st.st_uid, st.st_mode & 0o7777)
     }
 }

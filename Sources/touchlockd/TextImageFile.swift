@@ -7,13 +7,17 @@ import TouchlockSystem
 /// it costs only time: the text is drawn from its glyphs and kept again.
 struct TextImageFile {
     let path: String
+    /// False beside a state file that is not trusted: nothing is read or written there.
+    let trusted: Bool
 
-    init(statePath: String) {
+    init(statePath: String, trusted: Bool = true) {
         path = DurableFile.directory(of: statePath) + "/text-images"
+        self.trusted = trusted
     }
 
     /// The masks kept by the last run; none if there is no file or it cannot be used.
     func load() -> TextImages {
+        guard trusted else { return TextImages() }
         do {
             return try TextImages(decoding: FileContents.bytes(path, limit: 2 * TextImages.byteBudget))
         } catch let error as SystemError where error.errno == .noEntry {
@@ -26,7 +30,7 @@ struct TextImageFile {
 
     /// Writes the masks drawn since they were read, if any are new.
     func save(_ images: TextImages) {
-        guard images.changed else { return }
+        guard trusted, images.changed else { return }
         let bytes = images.encoded()
         do {
             try DurableFile.makeDirectory(DurableFile.directory(of: path))

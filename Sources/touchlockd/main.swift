@@ -170,9 +170,21 @@ func main() {
     }
     // A damaged or unreadable record fails closed: the daemon starts locked out as after
     // [lockout] damaged_count failures (Daemon), never from zero.
-    let reading: StoredState.Reading
-    do { reading = StoredState.read(try DurableFile.read(config.statePath)) } catch {
+    // A file others could have written is not read at all: the daemon starts locked out
+    // and accepts no attempt (Daemon), whatever the file says.
+    var reading: StoredState.Reading
+    var untrusted: String?
+    do {
+        let file = try DurableFile.readWithOwner(config.statePath)
+        untrusted = StateStore.distrust(config.statePath, file: file?.info)
+        reading = StoredState.read(file?.bytes)
+    } catch {
+        untrusted = StateStore.distrust(config.statePath, file: nil)
         reading = .damaged(reason: "cannot read it: \(error)", salvaged: StoredState())
+    }
+    if let untrusted {
+        Log.error("\(config.statePath): not trusted, \(untrusted); ignored, and no attempt is accepted until root makes it and its directory root's and writable only by root, then restarts touchlockd")
+        reading = .missing
     }
     var stored = StoredState()
     var damage: String?
@@ -199,7 +211,7 @@ func main() {
         let displays = try openDisplays(config, options, loop)
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
-                               damage: damage)
+                               damage: damage, untrusted: untrusted)
         // Kept by the daemon before this one (a restart, a crash, an upgrade): whether it
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
