@@ -31,8 +31,16 @@ public final class Renderer {
 
     /// Font faces by family and by the non-ASCII characters they must cover.
     private var faces: [String: OpaquePointer] = [:]
-    /// The background image (path, surface), loaded once.
-    private var backgroundImage: (path: String, surface: OpaquePointer?)?
+    /// The background as drawn: the image scaled once to the screen over the background
+    /// colour, with its scrim (nil surface: no usable image); made again only if one of
+    /// them changes.
+    private var backgroundImage: (key: BackgroundKey, surface: OpaquePointer?)?
+
+    private struct BackgroundKey: Hashable {
+        var path: String
+        var background: Color
+        var dim: Double
+    }
 
     deinit {
         for sprite in nodeSprites.values { cairo_surface_destroy(sprite) }
@@ -221,15 +229,23 @@ public final class Renderer {
         // The rendering settings of Debian's fontconfig defaults (greyscale antialiasing),
         // so text looks the same whichever way its face was found; hinting is off for
         // every face through the context's options (init).
+        // The file is mapped by FontFile (a regular file, of a bounded size: a FIFO named
+        // as the font would block FreeType's open for ever); FreeType reads it in place.
+        let file: FontFile
+        do { file = try FontFile(path) } catch {
+            Log.warning("cannot read the font file \(path): \(error); fontconfig finds the font instead")
+            fileFaces[path] = .some(nil)
+            return nil
+        }
         let pattern = FcPatternCreate()
-        _ = FcPatternAddString(pattern, FC_FILE, path)
-        _ = FcPatternAddInteger(pattern, FC_INDEX, 0)
+        _ = FcPatternAddFTFace(pattern, FC_FT_FACE, file.face)
         _ = FcPatternAddBool(pattern, FC_ANTIALIAS, FcBool(FcTrue))
         _ = FcPatternAddBool(pattern, FC_AUTOHINT, FcBool(FcFalse))
         _ = FcPatternAddInteger(pattern, FC_LCD_FILTER, FC_LCD_DEFAULT)
-        // With a file in the pattern cairo opens it itself: no fontconfig match.
+        // With a face in the pattern cairo uses it: no fontconfig match.
         let face = cairo_ft_font_face_create_for_pattern(pattern)!
         FcPatternDestroy(pattern)
+        file.attach(to: face)
         var identity = cairo_matrix_t()
         cairo_matrix_init_identity(&identity)
         let options = cairo_font_options_create()
@@ -284,36 +300,69 @@ public final class Renderer {
     }
 
     private func drawBackgroundImage(_ path: String, scene: Scene) {
-        if backgroundImage?.path != path {
+        let key = BackgroundKey(path: path, background: scene.theme.background, dim: scene.theme.backgroundDim)
+        if backgroundImage?.key != key {
             if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
-            var img: OpaquePointer? = cairo_image_surface_create_from_png(path)
-            if let i = img, cairo_surface_status(i) != CAIRO_STATUS_SUCCESS {
-                Log.warning("cannot read the background image \(path)")
-                cairo_surface_destroy(i)
-                img = nil
-            }
-            backgroundImage = (path, img)
+            backgroundImage = (key, background(key))
         }
+        // A copy of the screen's own size: each frame costs what its damage does, whatever
+        // the file was.
         guard let img = backgroundImage?.surface else { return }
-        let iw = Double(cairo_image_surface_get_width(img)), ih = Double(cairo_image_surface_get_height(img))
-        guard iw > 0, ih > 0 else { return }
-        let sw = Double(shadow.size.width), sh = Double(shadow.size.height)
-        // Cover the screen, keep the aspect ratio, centre the crop.
-        let k = max(sw / iw, sh / ih)
         cairo_save(cr)
-        cairo_translate(cr, (sw - iw * k) / 2, (sh - ih * k) / 2)
-        cairo_scale(cr, k, k)
         cairo_set_source_surface(cr, img, 0, 0)
-        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
-        cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD)  // no fade to transparent at the edges
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
         cairo_paint(cr)
         cairo_restore(cr)
-        // A scrim of the background colour keeps text readable over a light picture.
-        let dim = scene.theme.backgroundDim
-        if dim > 0 {
-            setSource(scene.theme.background.with(alpha: dim))
-            cairo_paint(cr)
+    }
+
+    /// At most this many pixels in a background image (4096 x 4096, 64 MiB decoded), and
+    /// at most 16384 on a side: read from the PNG's header before anything is decoded.
+    public static let backgroundPixelLimit = 4096 * 4096
+    public static let backgroundSideLimit = 16384
+    /// A background image's file is at most this long.
+    public static let backgroundFileLimit = 32 << 20
+
+    /// The background of `key` at the screen's size: its colour, the image covering the
+    /// screen (aspect kept, the crop centred) and the scrim; nil when the image cannot be
+    /// used (said in the log).
+    private func background(_ key: BackgroundKey) -> OpaquePointer? {
+        let png: PNGImage
+        do { png = try PNGImage.decode(key.path) } catch {
+            Log.warning("background image: \(error); the background colour is drawn instead")
+            return nil
         }
+        defer { cairo_surface_destroy(png.surface) }
+        let sw = Int32(shadow.size.width), sh = Int32(shadow.size.height)
+        let out = cairo_image_surface_create(CAIRO_FORMAT_RGB24, sw, sh)!
+        guard cairo_surface_status(out) == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(out)
+            return nil
+        }
+        let c = cairo_create(out)!
+        defer { cairo_destroy(c) }
+        func source(_ col: Color) { cairo_set_source_rgba(c, col.red, col.green, col.blue, col.alpha) }
+        source(key.background)
+        cairo_set_operator(c, CAIRO_OPERATOR_SOURCE)
+        cairo_paint(c)
+        cairo_set_operator(c, CAIRO_OPERATOR_OVER)
+        let iw = Double(png.width), ih = Double(png.height)
+        // Cover the screen, keep the aspect ratio, centre the crop.
+        let k = max(Double(sw) / iw, Double(sh) / ih)
+        cairo_save(c)
+        cairo_translate(c, (Double(sw) - iw * k) / 2, (Double(sh) - ih * k) / 2)
+        cairo_scale(c, k, k)
+        cairo_set_source_surface(c, png.surface, 0, 0)
+        cairo_pattern_set_filter(cairo_get_source(c), CAIRO_FILTER_GOOD)
+        cairo_pattern_set_extend(cairo_get_source(c), CAIRO_EXTEND_PAD)  // no fade to transparent at the edges
+        cairo_paint(c)
+        cairo_restore(c)
+        // A scrim of the background colour keeps text readable over a light picture.
+        if key.dim > 0 {
+            source(key.background.with(alpha: key.dim))
+            cairo_paint(c)
+        }
+        cairo_surface_flush(out)
+        return out
     }
 
     private func drawBox(_ box: Scene.Box, theme: Theme) {
