@@ -225,6 +225,7 @@ extension LockScreen {
         var lock = LockScreen(pads: pads,
                               session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
                               builder: builder, toggle: layout.toggle)
+        lock.stillContacts.jitter = StillContacts.jitterDp * density.px
         lock.idleLock = config.idleLock
         lock.blankAfter = config.blankAfter
         return lock

@@ -186,6 +186,10 @@ public struct LockScreen: Sendable {
     public private(set) var blanked = false
     /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
     private var ignored: Set<Int> = []
+    /// Contacts the pads are given, followed to find those that rest without moving
+    /// (`StillContacts`); `stale` are those found: ignored until they lift, and not
+    /// counted as activity (they keep no screen awake).
+    public var stillContacts: StillContacts
     /// The fingers passed to the pads and down now, with their last point.
     private var down: [Int: Point] = [:]
     /// The finger the pad on screen follows (the first one down).
@@ -207,6 +211,7 @@ public struct LockScreen: Sendable {
         self.session = session
         self.builder = builder
         if case .both = pads { self.toggleRect = toggle } else { self.toggleRect = nil }
+        stillContacts = StillContacts(jitter: StillContacts.jitterDp * (builder.layout?.density.px ?? 1))
     }
 
     public var pattern: PatternLock? { pads.pattern }
@@ -410,13 +415,39 @@ public struct LockScreen: Sendable {
 
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         self.now = max(self.now, now)
+        // A stale contact is gone for the screen until it lifts: its jitter wakes nothing.
+        let touches = stillContacts.withoutStale(touches)
+        if touches.isEmpty { return [] }
         lastActivity = max(lastActivity, now)
+        var out = giveWayStale(at: now)
+        out += passTouches(touches, at: now)
+        if let t = stillContacts.timer(at: now) { out.append(.armTimer(t)) }
+        return out
+    }
+
+    /// Contacts that have rested too long stop holding the pad (`StillContacts`): lifted
+    /// for it where nothing is chosen or pressed (a pattern they started is dropped, not
+    /// submitted), and ignored until they lift.
+    private mutating func giveWayStale(at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for id in stillContacts.stale(at: now) where down[id] != nil {
+            Log.info("lock screen: touch \(id) has not moved for \(stillContacts.after.milliseconds / 1000) s; ignored until it lifts")
+            if case .drawing(let touch, _, _)? = pattern?.state, touch == id, active == .pattern {
+                out += onPattern(at: now) { $0.reset() }
+            }
+            out += feedPads([ScreenTouch(id: id, phase: .ended, point: Point(x: -1, y: -1))], at: now)
+        }
+        return out
+    }
+
+    private mutating func passTouches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         if blanked {
             // The touch that wakes the screen is not input: its fingers are ignored
             // until they lift, so it selects no node and presses no key.
             for t in touches where t.phase != .ended { ignored.insert(t.id) }
             for t in touches {
                 down[t.id] = nil
+                stillContacts.forget(t.id)
                 if driver == t.id { driver = nil }
             }
             return wake(at: now)
@@ -461,6 +492,7 @@ public struct LockScreen: Sendable {
                 Log.debug("lock screen: touch \(d) on panel \(d / ScreenTouch.panelStride) gives way to panel \(t.panel)")
                 out += feedPads([ScreenTouch(id: d, phase: .ended, point: active == .pattern ? p : Point(x: -1, y: -1))], at: now)
                 down[d] = nil
+                stillContacts.forget(d)
                 ignored.insert(d)
                 driver = nil
             }
@@ -477,6 +509,7 @@ public struct LockScreen: Sendable {
     /// Passes touches to the pad on screen, keeping which fingers are down.
     private mutating func feedPads(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         for t in touches {
+            stillContacts.track(t, at: now)
             switch t.phase {
             case .began, .moved, .stationary:
                 if down.isEmpty && t.phase == .began { driver = t.id }
@@ -615,7 +648,8 @@ public struct LockScreen: Sendable {
 
     public mutating func timer(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        var out: [Action] = []
+        var out = giveWayStale(at: now)
+        if let t = stillContacts.timer(at: now) { out.append(.armTimer(t)) }
         let wasLockout: Bool
         if case .lockout = session.state { wasLockout = true } else { wasLockout = false }
         for a in session.timerFired(at: now) {
