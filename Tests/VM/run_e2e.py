@@ -20,6 +20,9 @@ through the QEMU monitor and checks their pixels:
   (m) hand-over  after the lockout the pattern unlocks, DRM master is dropped with nothing of
               the pattern on the display, `touchlockctl lock` takes it back;
   (n) once    each --once daemon of (e)-(j) exited 0 at its first unlock.
+  (o) rotation  [display] rotation = 90 laid out and turned as the preview shows it.
+  (p) stuck   a contact resting on a node gives way after 4 s; a second finger beside it
+              draws the right pattern, which unlocks.
 
 Screendumps are saved as PNG in --out (idle.png, drawing.png, error.png, code.png, lockout.png,
 handed-over.png) with the serial console log (console.log). --smoke checks only the
@@ -708,8 +711,11 @@ class Run:
         "(o) rotation = 90: the screen laid out portrait and turned on the panel, matching the preview;"
         " a pattern drawn on the upright screen unlocks"]
 
+    STUCK_CHECKS = [
+        "(p) a contact resting still gives way after 4 s: a finger beside it draws the right pattern, which unlocks"]
+
     def panel_checks(self, guest, out_dir, nodes, w, h):
-        self.expect_checks(self.PANEL_CHECKS + self.LOCKOUT_CHECKS + self.ROTATION_CHECKS)
+        self.expect_checks(self.PANEL_CHECKS + self.LOCKOUT_CHECKS + self.ROTATION_CHECKS + self.STUCK_CHECKS)
         counter = {"n": 0}
         once_exits = []     # (marker, exit status) of each --once daemon after its unlock
 
@@ -1016,6 +1022,27 @@ class Run:
             unlock_with(stroke(on_panel, RIGHT, lift=True), "@@rotated")
 
         self.record(self.ROTATION_CHECKS[0], rotated)
+
+        # ------------------------------------------------ a contact that never lifts
+        def stuck():
+            """A contact resting on node 4 (a drop, debris: slot 1, jittering under a pixel)
+            holds the panel at first, gives way after 4 s, and a finger beside it (slot 0)
+            draws the right pattern, which unlocks; the resting one lifts only after."""
+            new_daemon()
+            plug(None)
+            x, y = nodes[4]
+            since = guest.mark()
+            inject(guest, [f"down2 {x:.1f} {y:.1f}", "sleep 100", f"move2 {x + 0.6:.1f} {y:.1f}",
+                           "sleep 100", f"move2 {x:.1f} {y + 0.6:.1f}"], "@@stuck-down")
+            poll_screen(guest, nodes, [4], "drawing", 5)
+            guest.expect(r"touch \d+ has not moved for 4 s; ignored until it lifts", 15, since,
+                         what="the resting contact giving way")
+            # It no longer holds the panel: node 4 is not selected any more.
+            poll_screen(guest, nodes, [4], "idle", 5)
+            unlock_with(stroke(nodes, RIGHT, lift=True), "@@beside-stuck")
+            inject(guest, ["up2"], "@@stuck-up")
+
+        self.record(self.STUCK_CHECKS[0], stuck)
 
 
 def save(out, name, img):

@@ -9,6 +9,9 @@
  *   down X Y        finger down at pixel (X, Y): slot 0, new tracking id, BTN_TOUCH 1, SYN
  *   move X Y        the finger moves to (X, Y), SYN
  *   up              the finger lifts: tracking id -1, BTN_TOUCH 0, SYN
+ *   down2 X Y, move2 X Y, up2
+ *                   the same for a second finger, in slot 1 (protocol B only); BTN_TOUCH
+ *                   stays 1 while either is down
  *   wait-open PID   blocks until process PID has this device's /dev/input/eventN open
  *                   (10 s at most), then prints "opened /dev/input/eventN"
  *   unplug          destroys the device (mid gesture, if a finger is down)
@@ -97,6 +100,9 @@ static void position(double x, double y)
     }
 }
 
+/* A second contact (protocol B, slot 1), for a finger beside a resting one. */
+static int second_down;
+
 static void finger(int down, double x, double y)
 {
     if (proto == PROTOCOL_B) {
@@ -110,10 +116,25 @@ static void finger(int down, double x, double y)
         position(x, y);
     else if (proto == PROTOCOL_A)
         emit(EV_SYN, SYN_MT_REPORT, 0);    /* an empty report: no contact */
-    if (has(EV_KEY, button) && down != finger_down)
-        emit(EV_KEY, button, down);
+    if (has(EV_KEY, button) && (down || second_down) != (finger_down || second_down))
+        emit(EV_KEY, button, down || second_down);
     emit(EV_SYN, SYN_REPORT, 0);
     finger_down = down;
+}
+
+static void second(int down, double x, double y)
+{
+    emit(EV_ABS, ABS_MT_SLOT, 1);
+    if (down && !second_down)
+        emit(EV_ABS, ABS_MT_TRACKING_ID, tracking_id++ & 0xffff);
+    if (!down)
+        emit(EV_ABS, ABS_MT_TRACKING_ID, -1);
+    if (down)
+        position(x, y);
+    if (has(EV_KEY, button) && (down || finger_down) != (second_down || finger_down))
+        emit(EV_KEY, button, down || finger_down);
+    emit(EV_SYN, SYN_REPORT, 0);
+    second_down = down;
 }
 
 /* Reads an evemu description into `dev` (see FORMATS: P:/B: bitmasks, A: axes with a
@@ -286,6 +307,11 @@ int main(int argc, char **argv)
             last_x = x, last_y = y;
         } else if (strcmp(cmd, "up") == 0) {
             finger(0, 0, 0);
+        } else if (proto == PROTOCOL_B && (strcmp(cmd, "down2") == 0 || strcmp(cmd, "move2") == 0)
+                   && sscanf(line, "%*s %lf %lf", &x, &y) == 2) {
+            second(1, x, y);
+        } else if (proto == PROTOCOL_B && strcmp(cmd, "up2") == 0) {
+            second(0, 0, 0);
         } else if (strcmp(cmd, "key") == 0 && sscanf(line, "%*s %ld", &n) == 1 && n > 0 && n < KEY_MAX) {
             libevdev_uinput_write_event(uidev, EV_KEY, (unsigned)n, 1);
             libevdev_uinput_write_event(uidev, EV_SYN, SYN_REPORT, 0);
