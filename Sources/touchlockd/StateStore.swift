@@ -111,7 +111,7 @@ extension StateStore {
                 return "\(what) is owned by uid \(owner), not root\(me == 0 ? "" : " or uid \(me)")"
             }
             if mode & 0o022 != 0 {
-                return "\(what) is writable by \(mode & 0o020 != 0 ? "its group" : "others") (mode \(String(mode & 0o7777, radix: 8)))"
+                return "\(what) is writable by \(mode & 0o002 != 0 ? "others" : "its group") (mode \(String(mode & 0o7777, radix: 8)))"
             }
             return nil
         }

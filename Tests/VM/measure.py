@@ -42,9 +42,9 @@ from run_e2e import RIGHT, SOCKET, CheckFailed, Guest, InfraError, hash_pattern,
 CONF = "/tmp/touchlock.conf"
 DAEMON = f"touchlockd -C {CONF} --display drm --input evdev"
 SCREEN = "1280x800"
-STATE = "/tmp/touchlock.state"
+STATE = "/tmp/touchlock-state/state"   # in a directory of its own: /tmp is writable by all, and not trusted
 # The masks of the lock screen's text, kept beside the state file.
-TEXT_IMAGES = "/tmp/text-images"
+TEXT_IMAGES = "/tmp/touchlock-state/text-images"
 # touchlockd with its symbols, for --perf (the image's /usr/bin copy is stripped).
 UNSTRIPPED = "/usr/lib/touchlock-measure/touchlockd"
 # The reference's own configuration: the DRM backend (its default is fbdev), the rest as shipped.

@@ -840,9 +840,9 @@ class Run:
 
         def enroll():
             guest.run("exec 3>&-; kill $DPID 2>/dev/null; wait $DPID 2>/dev/null; true")
-            conf = ["socket = " + SOCKET_ENROLL, "state_file = /tmp/enroll.state",
+            conf = ["socket = " + SOCKET_ENROLL, "state_file = /tmp/enroll/state",
                     f"lockout_schedule = {LOCKOUT_SCHEDULE}", f"error_hold_ms = {LOCKOUT_HOLD_MS}"]
-            guest.run("rm -f /tmp/enroll.state; printf '%s\\n' " + " ".join(f"'{c}'" for c in conf)
+            guest.run("rm -f /tmp/enroll/state; printf '%s\\n' " + " ".join(f"'{c}'" for c in conf)
                       + " >/tmp/enroll.conf")
             since = guest.mark()
             guest.run("touchlockd -C /tmp/enroll.conf --display drm --input evdev </dev/null"
@@ -863,7 +863,7 @@ class Run:
             if "pattern: enrolled" not in after:
                 raise CheckFailed("after enrolling, enroll --status says: " + " | ".join(after))
             # Only the hash is stored.
-            guest.run(f"grep -q '[$]y[$]' /tmp/enroll.state && ! grep -q '{secret}' /tmp/enroll.state")
+            guest.run(f"grep -q '[$]y[$]' /tmp/enroll/state && ! grep -q '{secret}' /tmp/enroll/state")
             if status().get("enrolled") != ["pattern"]:
                 raise CheckFailed("status does not list the enrolled pattern")
             shots["idle"] = poll_screen(guest, nodes, RIGHT, "idle", 5)

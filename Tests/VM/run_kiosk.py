@@ -402,11 +402,12 @@ class Stand:
         g = self.guest
         g.run("if [ -n \"$DPID\" ]; then kill $DPID; wait $DPID; fi 2>/dev/null; true", timeout=30)
         conf = ["pattern_hash = " + self.pattern_hash, "socket = " + SOCKET, "error_hold_ms = 500",
-                "state_file = /tmp/touchlock.state"] + extra
+                "state_file = /tmp/touchlock-state/state"] + extra
         # A fresh daemon each time: no state, and no runtime record of the one before
-        # (which would have it start as that one was, unlocked).
+        # (which would have it start as that one was, unlocked). The state file is in a
+        # directory of its own: one in /tmp, writable by all, is not trusted.
         if fresh:
-            g.run(f"rm -f /tmp/touchlock.state {SOCKET[:-5]}.runtime")
+            g.run(f"rm -rf /tmp/touchlock-state {SOCKET[:-5]}.runtime")
         g.run("mkdir -p /run/touchlock; printf '%s\\n' "
               + " ".join(f"'{c}'" for c in conf) + " >/tmp/touchlock.conf")
         g.run("touchlockd -C /tmp/touchlock.conf --display drm --input evdev </dev/null >/dev/console 2>&1 & DPID=$!")
