@@ -377,7 +377,8 @@ public struct Status: Codable, Hashable, Sendable {
     /// Why input is refused, in words (state store_failed, or a damaged record).
     public var reason: String?
     /// "damaged" while the lockout stands for a state file that was damaged or unreadable
-    /// at start-up (until a whole record is written); absent otherwise.
+    /// at start-up (until a whole record is written); "untrusted" for one others could
+    /// have written (no attempt accepted until a restart); absent otherwise.
     public var record: String?
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
