@@ -381,6 +381,10 @@ public struct Status: Codable, Hashable, Sendable {
     public var record: String?
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
+    /// The config files that hold a secret's hash and that others than root can read
+    /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
+    /// the root-only secrets file (README, "Secrets and lockout").
+    public var secretsReadable: [String]?
     public var screen: Screen
     /// The pattern grid, when the screen has one.
     public var pattern: Pattern?
@@ -457,7 +461,7 @@ public struct Status: Codable, Hashable, Sendable {
             lockoutUntil = until.microseconds
             if let now { retryAfterMilliseconds = max(0, (until - now).microseconds.saturatingAdding(999)) / 1000 }
         }
-        if case .storeFailed(let why, _) = session.state { reason = why }
+        if case .storeFailed(let why) = session.state { reason = why }
         self.enrolled = enrolled
     }
 
@@ -467,6 +471,7 @@ public struct Status: Codable, Hashable, Sendable {
         case lockPending = "lock_pending"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
+        case secretsReadable = "secrets_readable"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }
