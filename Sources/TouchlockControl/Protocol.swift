@@ -503,8 +503,8 @@ public enum Event: Codable, Hashable, Sendable {
     case duress(method: UnlockMethod, at: Instant)
     /// An attempt failed; input is accepted again after `retryAfter`.
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
-    /// A wrong attempt could not be stored (`reason`): input stays blocked until a touch
-    /// retries and the store succeeds; `failed` follows then. Never sent as `failed`.
+    /// An attempt could not be counted on disk (`reason`), so it was not checked: input
+    /// stays blocked until a touch retries a store and it succeeds. Never sent as `failed`.
     case storeFailed(method: UnlockMethod, reason: String)
     /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
     case lockout(until: Instant)
