@@ -29,10 +29,10 @@ _touchlockctl()
         :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | lockout:--socket)
             _filedir
             return ;;
-        wait-unlock:--timeout | enroll:--timeout | replay:--quirk | preview:--dpi)
+        wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi)
             # anything: nothing to offer
             return ;;
-        hash-pattern:--grid)
+        set-secret:--grid | hash-pattern:--grid)
             _touchlockctl_words "3x3 4x4 5x5"
             return ;;
         replay:--desc)
@@ -65,7 +65,7 @@ _touchlockctl()
             if [[ $cur == -* ]]; then
                 _touchlockctl_words "--socket --help --version"
             else
-                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll lockout hash-pattern hash-code replay preview"
+                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll lockout set-secret hash-pattern hash-code replay preview"
             fi ;;
         status)
             _touchlockctl_words "--socket --help" ;;
@@ -85,8 +85,14 @@ _touchlockctl()
             fi ;;
         lockout)
             _touchlockctl_words "--socket --reset --help" ;;
+        set-secret)
+            if [[ $cur == -* ]]; then
+                _touchlockctl_words "--grid --min-length --config --file --help"
+            else
+                _touchlockctl_words "pattern code"
+            fi ;;
         hash-pattern)
-            _touchlockctl_words "--grid --help" ;;
+            _touchlockctl_words "--grid --min-length --config --help" ;;
         hash-code)
             _touchlockctl_words "--help" ;;
         replay)

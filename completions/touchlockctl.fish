@@ -2,7 +2,7 @@
 # `touchlockctl --help`; see touchlockctl(1)) by Completions.fish. Do not edit:
 # `TOUCHLOCK_UPDATE_GOLDEN=1 swift test --filter CompletionFilesTests` writes it anew.
 
-set -l commands status wait-unlock subscribe lock metrics enroll lockout hash-pattern hash-code replay preview
+set -l commands status wait-unlock subscribe lock metrics enroll lockout set-secret hash-pattern hash-code replay preview
 # No file names unless a value or an argument is a file.
 complete -c touchlockctl -f
 
@@ -16,6 +16,7 @@ complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lock 
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d 'print the daemon\'s latency figures as one JSON line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a enroll -d 'enroll or remove a secret (root), or say which are enrolled'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lockout -d 'root: clear the failure count and the wait (logged)'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a set-secret -d 'root: hash a secret read on standard input into the root-only secrets file'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-pattern -d 'print the salted hash of a pattern read on standard input'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-code -d 'print the salted hash of a code read on standard input'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a replay -d 'decode an evemu recording through the touch assembler (no daemon)'
@@ -51,7 +52,16 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l socket -r -
 complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l reset -d 'clear the count and the wait (required)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -s h -l help -d 'show this help and exit'
 
-complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default 3x3)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default: the config\'s, else 3x3)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l min-length -x -d 'the fewest nodes a pattern connects (default: the config\'s min_length, else 4)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s C -l config -x -d 'read settings from FILE too, after the daemon\'s (may be given several times)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l file -x -d 'the secrets file (default /etc/touchlock/secrets.conf)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s h -l help -d 'show this help and exit'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -f -a 'pattern code' -d 'which secret: pattern or code'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default: the config\'s, else 3x3)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l min-length -x -d 'the fewest nodes a pattern connects (default: the config\'s min_length, else 4)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -s C -l config -x -d 'read settings from FILE too, after the daemon\'s (may be given several times)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -s h -l help -d 'show this help and exit'
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-code" -s h -l help -d 'show this help and exit'

@@ -11,6 +11,7 @@ import TouchlockSystem
 ///     /usr/share/touchlock/touchlock.conf.d/*.conf   (sorted by name)
 ///     /etc/touchlock/touchlock.conf            (the administrator's)
 ///     /etc/touchlock/touchlock.conf.d/*.conf
+///     /etc/touchlock/secrets.conf              (the hashes: root only, 0600; SecretFiles)
 ///     each -C FILE, in the order given
 ///
 /// Files under the two directories that do not exist are skipped; a -C file must exist.
@@ -27,6 +28,8 @@ public enum ConfigFiles {
             if access(main, F_OK) == 0 { out.append(main) }
             out += confFiles(in: base + "/touchlock.conf.d")
         }
+        let secrets = root + SecretFiles.defaultPath
+        if access(secrets, F_OK) == 0 { out.append(secrets) }
         return out + extra
     }
 

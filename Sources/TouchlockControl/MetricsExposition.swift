@@ -45,6 +45,10 @@ public enum MetricsExposition {
                 name: "touchlock_consecutive_failures", type: .gauge,
                 help: "Failed attempts since the last unlock (kept across restarts).",
                 samples: [Sample(value: "\(status.failures)")]))
+            families.append(Family(
+                name: "touchlock_secret_files_readable", type: .gauge,
+                help: "Config files holding a secret's hash that others than root can read (should be 0).",
+                samples: [Sample(value: "\(status.secretsReadable?.count ?? 0)")]))
             let wait = Double(status.retryAfterMilliseconds ?? 0) / 1000
             families.append(Family(
                 name: "touchlock_lockout_remaining_seconds", type: .gauge, unit: "seconds",

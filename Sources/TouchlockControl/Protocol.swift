@@ -382,6 +382,10 @@ public struct Status: Codable, Hashable, Sendable {
     public var record: String?
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
+    /// The config files that hold a secret's hash and that others than root can read
+    /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
+    /// the root-only secrets file (README, "Secrets and lockout").
+    public var secretsReadable: [String]?
     public var screen: Screen
     /// The pattern grid, when the screen has one.
     public var pattern: Pattern?
@@ -458,7 +462,7 @@ public struct Status: Codable, Hashable, Sendable {
             lockoutUntil = until.microseconds
             if let now { retryAfterMilliseconds = max(0, (until - now).microseconds.saturatingAdding(999)) / 1000 }
         }
-        if case .storeFailed(let why, _) = session.state { reason = why }
+        if case .storeFailed(let why) = session.state { reason = why }
         self.enrolled = enrolled
     }
 
@@ -468,6 +472,7 @@ public struct Status: Codable, Hashable, Sendable {
         case lockPending = "lock_pending"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
+        case secretsReadable = "secrets_readable"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }
@@ -499,8 +504,8 @@ public enum Event: Codable, Hashable, Sendable {
     case duress(method: UnlockMethod, at: Instant)
     /// An attempt failed; input is accepted again after `retryAfter`.
     case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
-    /// A wrong attempt could not be stored (`reason`): input stays blocked until a touch
-    /// retries and the store succeeds; `failed` follows then. Never sent as `failed`.
+    /// An attempt could not be counted on disk (`reason`), so it was not checked: input
+    /// stays blocked until a touch retries a store and it succeeds. Never sent as `failed`.
     case storeFailed(method: UnlockMethod, reason: String)
     /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
     case lockout(until: Instant)

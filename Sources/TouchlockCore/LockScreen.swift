@@ -170,6 +170,8 @@ public struct LockScreen: Sendable {
 
     public private(set) var pads: Pads
     public private(set) var session: Session
+    /// The attempt submitted whose count is being stored, before it is checked.
+    private var waiting: [Attempt] = []
     public var builder: SceneBuilder
     /// Where the control that switches methods is (with both methods).
     public private(set) var toggleRect: PixelRect?
@@ -311,7 +313,7 @@ public struct LockScreen: Sendable {
         case .lockout(let until):
             let left = max(0, (until - now).microseconds)
             return m.lockout(left: Interval(microseconds: left), damagedRecord: damagedRecord)
-        case .storeFailed(let reason, _):
+        case .storeFailed(let reason):
             return "Locked: cannot record the attempt (\(reason)). Touch to retry"
         case .unlocked:
             return m.unlocked
@@ -456,7 +458,7 @@ public struct LockScreen: Sendable {
         var out: [Action] = []
         // A touch retries a record that could not be stored.
         if enrollment == nil, case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
-            out += sessionActions(session.retryStore(), at: now)
+            out += sessionActions(session.retryStore(at: now), at: now)
         }
         for t in touches {
             if let press = switchPress, press.id == t.id {
@@ -611,13 +613,21 @@ public struct LockScreen: Sendable {
                 out += verdict(m, accepted: false, at: now)
                 out.append(.notify(.failed(m, failures: failures, retryAfter: retry)))
             case .storeFailed(let m, let reason):
+                // Not counted, so never checked: the attempt is dropped.
+                waiting = []
                 out += verdict(m, accepted: false, at: now)
                 out.append(.notify(.storeFailed(m, reason: reason)))
             case .lockout(let until):
                 out.append(.notify(.lockout(until: until)))
             case .armTimer(let t): out.append(.armTimer(t))
             case .stateChanged: out.append(.redraw)
-            case .verify(let m): Log.bug("lock screen: session asked to verify \(m) after a verdict")
+            case .verify(let m):
+                if let a = waiting.first, a.method == m {
+                    out.append(.verify(a))
+                } else {
+                    Log.bug("lock screen: session asked to verify a \(m.rawValue) and none is waiting")
+                }
+                waiting = []
             }
         }
         out += countdownTick()
@@ -865,17 +875,11 @@ public struct LockScreen: Sendable {
         return out
     }
 
+    /// An attempt for the session: it waits here while its count is stored (a persistent
+    /// session counts it first), then goes out with `verify`.
     private mutating func submit(_ attempt: Attempt, at now: Instant) -> [Action] {
-        var out: [Action] = []
-        for s in session.submit(attempt.method, at: now) {
-            switch s {
-            case .verify: out.append(.verify(attempt))
-            case .stateChanged: out.append(.redraw)
-            case .armTimer(let t): out.append(.armTimer(t))
-            case .store, .unlocked, .failed, .storeFailed, .lockout: Log.bug("lock screen: session decided before verifying")
-            }
-        }
-        return out
+        waiting = [attempt]
+        return sessionActions(session.submit(attempt.method, at: now), at: now)
     }
 
     // MARK: enrollment

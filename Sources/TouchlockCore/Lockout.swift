@@ -59,6 +59,17 @@ public struct LockoutRecord: Hashable, Sendable {
     public var failures: Int
     public var deadline: Instant?
 
+    /// The largest count there is: a larger one read from a file reads as this, and
+    /// counting on from it stays there.
+    public static let maximumFailures = Int.max
+
+    /// A count as written (decimal digits): one beyond `maximumFailures` reads as it;
+    /// anything else (a sign, no digits, other characters) is no count.
+    public static func count(_ text: some StringProtocol) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int(String(text)) ?? maximumFailures
+    }
+
     public init(failures: Int = 0, deadline: Instant? = nil) {
         self.failures = failures
         self.deadline = deadline

@@ -150,12 +150,7 @@ public struct PatternLock: Sendable {
     /// Adds the nodes the finger passed between two samples, and the unused nodes lying
     /// on the line between consecutive chosen nodes.
     private func extend(_ path: inout [Int], from a: Point, to b: Point) {
-        for n in grid.nodes(alongSegment: a, b) where !path.contains(n) {
-            if let last = path.last {
-                for m in grid.nodes(between: last, n) where !path.contains(m) { path.append(m) }
-            }
-            path.append(n)
-        }
+        grid.extend(&path, from: a, to: b)
     }
 
     /// The session's verdict on the submitted attempt.

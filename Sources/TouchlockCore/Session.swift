@@ -6,32 +6,45 @@ public enum UnlockMethod: String, Hashable, Sendable, Codable {
 /// The lock session, apart from any one gesture (swaylock keeps auth state apart from
 /// input state the same way). The diagram in docs/state-machines.md changes with it.
 ///
-///     locked --submit--> verifying --match--> unlocked --lock--> locked
-///                            |
-///                            +--no match--> (storing) --stored--> wrong --hold over--> locked
-///                                               |             or lockout --deadline--> locked
-///                                               +--store failed--> storeFailed --retry--> (storing)
+/// A persistent session (the daemon's) counts an attempt before it is checked, as
+/// Android's Gatekeeper does: the record with one more failure (and the wait it earns)
+/// is stored durably first, and only once it is on disk is the attempt verified. A right
+/// answer then stores the cleared record before it unlocks. So a crash or a power cut at
+/// any moment leaves every wrong attempt counted (a right one at worst counted too).
 ///
-/// A persistent session (the daemon's) stores the failure count and the deadline, and
-/// waits until they are on disk before it shows or tells the result (`store` action,
-/// then `stored`). A wrong guess equal to one of the last few distinct wrong guesses is
-/// shown as wrong but not counted again.
+///     locked --submit--> storing(attempt) --stored--> verifying --no match--> wrong --hold over--> locked
+///                           |                            |              or lockout --deadline--> locked
+///                           |                            +--match--> storing(unlock) --stored--> unlocked
+///                           |                            +--repeat of a recent wrong guess-->
+///                           |                                  storing(uncount) --stored--> wrong (not counted)
+///                           +--store failed--> storeFailed --touch: retry--> storing(retry) --stored--> locked
+///
+/// A session that is not persistent (in memory: previews, replays) goes from `locked`
+/// straight to `verifying` and counts after the verdict.
 public struct Session: Sendable {
-    /// What happened once a result is stored.
+    /// What a store in progress is for.
     public enum Pending: Hashable, Sendable {
-        case failure(UnlockMethod)
+        /// The attempt counted as a failure before it is checked.
+        case attempt(UnlockMethod)
+        /// A repeated wrong guess: the count goes back to what it was.
+        case uncount(UnlockMethod)
+        /// The cleared record after a match.
         case unlock(UnlockMethod, at: Instant, duress: Bool)
+        /// A store tried again after it failed (no attempt is waiting).
+        case retry
     }
 
     public enum State: Hashable, Sendable, CustomStringConvertible {
         case locked
         case verifying(UnlockMethod)
-        /// The result is being stored; nothing is shown or told until it is.
+        /// A record is being stored; nothing of the attempt is checked, shown or told
+        /// until it is.
         case storing(Pending)
         case wrong(UnlockMethod, until: Instant)
         case lockout(until: Instant)
-        /// A failure could not be stored: input stays blocked until it is.
-        case storeFailed(reason: String, Pending)
+        /// An attempt could not be counted (so it was not checked): input stays blocked
+        /// until a store succeeds.
+        case storeFailed(reason: String)
         case unlocked(UnlockMethod, at: Instant)
 
         public var name: String {
@@ -59,13 +72,14 @@ public struct Session: Sendable {
 
     /// Something the owner of the session must do or tell.
     public enum Action: Hashable, Sendable {
+        /// Check the attempt waiting, then call `verified`.
         case verify(UnlockMethod)
         /// Write the record durably, then call `stored`.
         case store(LockoutRecord)
         case unlocked(UnlockMethod, at: Instant, duress: Bool)
         case failed(UnlockMethod, failures: Int, retryAfter: Interval)
-        /// A failure could not be stored: told instead of `failed`, which follows only a
-        /// stored record.
+        /// An attempt could not be counted, so it is not checked: told instead of
+        /// `failed`. The attempt waiting is dropped unchecked.
         case storeFailed(UnlockMethod, reason: String)
         case lockout(until: Instant)
         case armTimer(Instant)
@@ -76,15 +90,17 @@ public struct Session: Sendable {
     public private(set) var failures: Int
     public var errorHold: Interval
     public var schedule: LockoutSchedule
-    /// Whether results wait for `store` (the daemon) or not (in-memory sessions).
+    /// Whether attempts are counted on disk before they are checked (the daemon) or not
+    /// (in-memory sessions).
     public var persistent: Bool
     private var wrongGuesses = RecentWrongGuesses()
-    /// The store in progress is a retry: its failure was told already.
-    private var retrying = false
+    /// The count and deadline before the attempt in progress, to go back to when it is
+    /// a repeated wrong guess or its count cannot be stored.
+    private var before = LockoutRecord()
 
     public init(failures: Int = 0, errorHold: Interval = .milliseconds(500),
                 schedule: LockoutSchedule = .none, persistent: Bool = false) {
-        self.failures = failures
+        self.failures = max(0, failures)
         self.errorHold = errorHold
         self.schedule = schedule
         self.persistent = persistent
@@ -97,16 +113,13 @@ public struct Session: Sendable {
         if let d = record.deadline, d > now { state = .lockout(until: d) }
     }
 
-    /// What must be stored now.
+    /// The record as it stands: the count, and the deadline while one is ahead.
     public var record: LockoutRecord {
         if case .lockout(let until) = state { return LockoutRecord(failures: failures, deadline: until) }
-        if case .storeFailed(_, .failure) = state { return pendingFailureRecord }
-        if case .storing(.failure) = state { return pendingFailureRecord }
-        return LockoutRecord(failures: failures)
+        return LockoutRecord(failures: failures, deadline: pendingDeadline)
     }
 
     private var pendingDeadline: Instant?
-    private var pendingFailureRecord: LockoutRecord { LockoutRecord(failures: failures, deadline: pendingDeadline) }
 
     public var acceptsInput: Bool {
         switch state {
@@ -121,15 +134,44 @@ public struct Session: Sendable {
         return nil
     }
 
+    /// An attempt was made. A persistent session asks first for the record with it
+    /// counted as a failure to be stored; the check follows `stored`.
     public mutating func submit(_ method: UnlockMethod, at now: Instant) -> [Action] {
         switch state {
         case .locked:
-            transition(to: .verifying(method), "submit")
-            return [.stateChanged, .verify(method)]
+            guard persistent else {
+                transition(to: .verifying(method), "submit")
+                return [.stateChanged, .verify(method)]
+            }
+            before = LockoutRecord(failures: failures, deadline: pendingDeadline)
+            count(at: now)
+            transition(to: .storing(.attempt(method)), "submit (counted first)")
+            return [.stateChanged, .store(record)]
         case .verifying, .storing, .wrong, .lockout, .storeFailed, .unlocked:
             Log.bug("session: attempt submitted while \(state)")
             return []
         }
+    }
+
+    /// One more failure, and the wait it earns (a deadline only when the wait is longer
+    /// than the error hold). Saturates: a count read as the largest stays so.
+    private mutating func count(at now: Instant) {
+        failures = failures >= LockoutRecord.maximumFailures ? LockoutRecord.maximumFailures : failures + 1
+        let wait = schedule.wait(after: failures)
+        pendingDeadline = errorHold < wait ? now + wait : nil
+    }
+
+    /// The count before the attempt in progress.
+    private mutating func uncount() {
+        failures = before.failures
+        pendingDeadline = nil
+    }
+
+    /// The record as it stands while no wait is ahead, with a deadline that says the wait
+    /// was served (a record with failures and no deadline re-arms the full wait at a
+    /// restart).
+    private func servedRecord(at now: Instant) -> LockoutRecord {
+        LockoutRecord(failures: failures, deadline: failures > 0 ? now : nil)
     }
 
     /// The old interface: true is a match, false a wrong guess counted every time.
@@ -145,34 +187,36 @@ public struct Session: Sendable {
         switch verdict {
         case .match(let duress):
             wrongGuesses.removeAll()
-            let hadFailures = failures > 0
             failures = 0
             pendingDeadline = nil
-            let pending = Pending.unlock(method, at: now, duress: duress)
-            if persistent && hadFailures {
-                transition(to: .storing(pending), "match")
+            if persistent {
+                // The attempt was counted: the cleared record goes on disk before the unlock.
+                transition(to: .storing(.unlock(method, at: now, duress: duress)), "match")
                 return [.store(LockoutRecord())]
             }
-            return finish(pending, at: now, "match")
+            return finish(.unlock(method, at: now, duress: duress), at: now, "match")
         case .wrong(let digest):
             if let digest {
                 if wrongGuesses.contains(digest, at: now) {
                     // Shown as wrong, not counted: the same wrong guess again.
-                    let until = now + errorHold
-                    transition(to: .wrong(method, until: until), "repeated wrong guess")
-                    return [.stateChanged, .failed(method, failures: failures, retryAfter: errorHold), .armTimer(until)]
+                    if persistent {
+                        uncount()
+                        transition(to: .storing(.uncount(method)), "repeated wrong guess")
+                        return [.store(servedRecord(at: now))]
+                    }
+                    return notCounted(method, at: now)
                 }
                 wrongGuesses.record(digest, at: now)
             }
-            failures += 1
-            let wait = schedule.wait(after: failures)
-            pendingDeadline = errorHold < wait ? now + wait : nil
-            if persistent {
-                transition(to: .storing(.failure(method)), "no match")
-                return [.store(pendingFailureRecord)]
-            }
+            // A persistent session counted it already, on disk.
+            if !persistent { count(at: now) }
             return finish(.failure(method), at: now, "no match")
         }
+    }
+
+    private enum Outcome {
+        case failure(UnlockMethod)
+        case unlock(UnlockMethod, at: Instant, duress: Bool)
     }
 
     /// The owner stored the record (`error` nil) or could not (`error` says why).
@@ -181,32 +225,60 @@ public struct Session: Sendable {
             Log.bug("session: store result while \(state)")
             return []
         }
-        let wasRetry = retrying
-        retrying = false
-        guard let error else { return finish(pending, at: now, "stored") }
         switch pending {
-        case .failure(let method):
-            transition(to: .storeFailed(reason: error, pending), "store failed")
-            if wasRetry { return [.stateChanged] }
-            return [.stateChanged, .storeFailed(method, reason: error)]
-        case .unlock:
-            // The right secret was given; the stored count stays higher than it is,
-            // which only errs on the safe side.
-            Log.error("session: cannot store the reset failure count: \(error)")
-            return finish(pending, at: now, "store failed, unlocking anyway")
+        case .attempt(let method):
+            if let error {
+                // Not counted, so not checked: the attempt is dropped.
+                failures = before.failures
+                pendingDeadline = before.deadline
+                transition(to: .storeFailed(reason: error), "store failed")
+                return [.stateChanged, .storeFailed(method, reason: error)]
+            }
+            transition(to: .verifying(method), "stored")
+            return [.stateChanged, .verify(method)]
+        case .uncount(let method):
+            if let error {
+                // The count stays on disk: it stays in memory too (the safe side).
+                Log.error("session: cannot take back the count of a repeated guess: \(error)")
+                failures = before.failures
+                count(at: now)
+                return finish(.failure(method), at: now, "store failed, counted")
+            }
+            return notCounted(method, at: now)
+        case .unlock(let method, let at, let duress):
+            if let error {
+                // The right secret was given; the stored count stays higher than it is,
+                // which only errs on the safe side.
+                Log.error("session: cannot store the reset failure count: \(error)")
+            }
+            return finish(.unlock(method, at: at, duress: duress), at: now,
+                          error == nil ? "stored" : "store failed, unlocking anyway")
+        case .retry:
+            if let error {
+                transition(to: .storeFailed(reason: error), "retry failed")
+                return [.stateChanged]
+            }
+            transition(to: .locked, "stored")
+            return [.stateChanged]
         }
     }
 
-    /// Tries again to store a failure that could not be stored.
-    public mutating func retryStore() -> [Action] {
-        guard case .storeFailed(_, let pending) = state else { return [] }
-        retrying = true
-        transition(to: .storing(pending), "retry")
-        return [.stateChanged, .store(pendingFailureRecord)]
+    /// Tries again to store, after a store failed; attempts are taken again once one
+    /// succeeds.
+    public mutating func retryStore(at now: Instant) -> [Action] {
+        guard case .storeFailed = state else { return [] }
+        transition(to: .storing(.retry), "retry")
+        return [.stateChanged, .store(servedRecord(at: now))]
     }
 
-    private mutating func finish(_ pending: Pending, at now: Instant, _ event: String) -> [Action] {
-        switch pending {
+    private mutating func notCounted(_ method: UnlockMethod, at now: Instant) -> [Action] {
+        let until = now + errorHold
+        transition(to: .wrong(method, until: until), "not counted")
+        return [.stateChanged, .failed(method, failures: failures, retryAfter: errorHold), .armTimer(until)]
+    }
+
+    private mutating func finish(_ outcome: Outcome, at now: Instant, _ event: String) -> [Action] {
+        switch outcome {
         case .unlock(let method, let at, let duress):
             transition(to: .unlocked(method, at: at), event)
             return [.stateChanged, .unlocked(method, at: at, duress: duress)]

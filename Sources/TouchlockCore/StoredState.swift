@@ -144,7 +144,7 @@ public struct StoredState: Hashable, Sendable {
                 version = value
             case "boot_id": bootID = value
             case "failures":
-                guard let v = Int(value), v >= 0 else { throw Error(line: n, message: "failures: not a count") }
+                guard let v = LockoutRecord.count(value) else { throw Error(line: n, message: "failures: not a count") }
                 failures = v
             case "deadline_us":
                 guard let v = Int64(value) else { throw Error(line: n, message: "deadline_us: not a number") }
@@ -175,7 +175,7 @@ public struct StoredState: Hashable, Sendable {
             let value = Substring(line[line.index(after: eq)...]).trimmingSpaces
             switch key {
             case "failures":
-                if let v = Int(value), v > out.lockout.failures { out.lockout.failures = v }
+                if let v = LockoutRecord.count(value), v > out.lockout.failures { out.lockout.failures = v }
             case "pattern_hash" where intact && isHash(value): out.patternHash = value
             case "code_hash" where intact && isHash(value): out.codeHash = value
             case "duress_hash" where intact && isHash(value): out.duressHash = value

@@ -7,14 +7,17 @@ public enum DurableFile {
     /// it over `path` and fsyncs the directory, so the file is either the old or the new
     /// one, never a mix, and the new one is on disk when this returns. The file is
     /// created with `mode`. On failure the temporary file is removed and `path` is untouched.
+    /// The fsyncs and the rename go through `SystemCalls.current` (tests slow them down or
+    /// make them fail).
     public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
+        let sys = SystemCalls.current
         let dir = directory(of: path)
         let temp = path + ".new"
         let fd = try SystemCall.check("open", temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
         do throws(SystemError) {
             try SystemCall.check("fchmod", temp) { fchmod(fd, mode) }
             try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try IO.writeAll(fd, b, temp) } }.get()
-            try SystemCall.check("fsync", temp) { fsync(fd) }
+            try SystemCall.check("fsync", temp) { sys.fsync(fd) }
             let r = close(fd)
             if r != 0 { throw SystemError("close", .current, temp) }
         } catch {
@@ -23,14 +26,14 @@ public enum DurableFile {
             throw error
         }
         do {
-            try SystemCall.check("rename", path) { rename(temp, path) }
+            try SystemCall.check("rename", path) { sys.rename(temp, path) }
         } catch {
             unlink(temp)
             throw error
         }
         let dfd = try SystemCall.check("open", dir) { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(dfd) }
-        try SystemCall.check("fsync", dir) { fsync(dfd) }
+        try SystemCall.check("fsync", dir) { sys.fsync(dfd) }
     }
 
     /// The whole file, or nil if it does not exist.

@@ -24,6 +24,9 @@ public struct SystemCalls: Sendable {
     /// A shared read-write mapping of `length` bytes of `fd` at `offset` (MAP_FAILED on error).
     public var mmap: @Sendable (_ length: Int, _ fd: Int32, _ offset: off_t) -> UnsafeMutableRawPointer?
     public var munmap: @Sendable (_ address: UnsafeMutableRawPointer?, _ length: Int) -> Int32
+    /// Flushes a file (or a directory's entries) to the disk: the step a power cut tests.
+    public var fsync: @Sendable (_ fd: Int32) -> Int32
+    public var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32
 
     public init(open: @escaping @Sendable (UnsafePointer<CChar>, Int32, mode_t) -> Int32,
                 close: @escaping @Sendable (Int32) -> Int32,
@@ -34,10 +37,12 @@ public struct SystemCalls: Sendable {
                 accept: @escaping @Sendable (Int32) -> Int32,
                 poll: @escaping @Sendable (UnsafeMutablePointer<pollfd>?, nfds_t, Int32) -> Int32,
                 mmap: @escaping @Sendable (Int, Int32, off_t) -> UnsafeMutableRawPointer?,
-                munmap: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Int32) {
+                munmap: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Int32,
+                fsync: @escaping @Sendable (Int32) -> Int32 = { Glibc.fsync($0) },
+                rename: @escaping @Sendable (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32 = { Glibc.rename($0, $1) }) {
         self.open = open; self.close = close; self.read = read; self.write = write
         self.recv = recv; self.send = send; self.accept = accept; self.poll = poll
-        self.mmap = mmap; self.munmap = munmap
+        self.mmap = mmap; self.munmap = munmap; self.fsync = fsync; self.rename = rename
     }
 
     /// The C library.
@@ -52,7 +57,9 @@ public struct SystemCalls: Sendable {
             accept: { Glibc.accept($0, nil, nil) },
             poll: { Glibc.poll($0, $1, $2) },
             mmap: { Glibc.mmap(nil, $0, PROT_READ | PROT_WRITE, MAP_SHARED, $1, $2) },
-            munmap: { Glibc.munmap($0, $1) })
+            munmap: { Glibc.munmap($0, $1) },
+            fsync: { Glibc.fsync($0) },
+            rename: { Glibc.rename($0, $1) })
     }
 
     #if ENABLE_MOCKING

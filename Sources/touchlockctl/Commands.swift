@@ -1,5 +1,6 @@
 import TouchlockCommandLine
 import TouchlockControl
+import TouchlockConfig
 import TouchlockCore
 
 /// touchlockctl's commands and their options, declared once: the parser, the help and
@@ -42,13 +43,31 @@ enum Commands {
                             """,
                         options: [socket, .flag("reset", help: "clear the count and the wait (required)")],
                         footer: exitStatus),
+            CommandSpec("set-secret", summary: "root: hash a secret read on standard input into the root-only secrets file",
+                        usage: ["pattern|code [--file FILE] [--grid RxC] [--min-length N] [-C FILE]"],
+                        about: """
+                            Reads the secret twice on standard input (one per line; on a terminal,
+                            without echo), hashes it and writes the hash into \(SecretFiles.defaultPath)
+                            (mode 0600, written whole), with no daemon running. A pattern must be drawn
+                            by a finger as written, on the grid and with the min_length in force; a
+                            code sets code_length too. A secret enrolled in the daemon's state takes
+                            precedence.
+                            """,
+                        options: patternRules + [
+                            OptionSpec("file", value: "FILE", help: "the secrets file (default \(SecretFiles.defaultPath))"),
+                        ],
+                        arguments: [ArgumentSpec("SECRET", choices: ["pattern", "code"], help: "which secret: pattern or code")],
+                        footer: exitStatus),
             CommandSpec("hash-pattern", summary: "print the salted hash of a pattern read on standard input",
                         about: """
                             Reads a pattern on standard input (node numbers from 0, row by row from the
                             top left, separated by '-' or ',', e.g. 0-1-2-5-8) and prints its salted
-                            hash for the pattern_hash setting. The pattern never appears on a command line.
+                            hash. Only a pattern a finger draws as written is hashed: at least
+                            min_length nodes, none twice, and no node passed over on the way between
+                            two (it would join there). Keep the hash in a file only root can read:
+                            set-secret does it in one step. The pattern never appears on a command line.
                             """,
-                        options: [OptionSpec("grid", value: "RxC", values: .examples(["3x3", "4x4", "5x5"]), help: "the grid's rows and columns, 2 to 9 each (default 3x3)")],
+                        options: patternRules,
                         footer: exitStatus),
             CommandSpec("hash-code", summary: "print the salted hash of a code read on standard input",
                         about: """
@@ -122,6 +141,12 @@ enum Commands {
     static let previewStates: [String] = Preview.Screen.allCases.flatMap(Preview.states).reduce(into: []) { all, s in
         if !all.contains(s) { all.append(s) }
     }
+    /// The grid and minimum length a pattern is checked against (default: the config in force).
+    static let patternRules = [
+        OptionSpec("grid", value: "RxC", values: .examples(["3x3", "4x4", "5x5"]), help: "the grid's rows and columns, 2 to 9 each (default: the config's, else 3x3)"),
+        OptionSpec("min-length", value: "N", help: "the fewest nodes a pattern connects (default: the config's min_length, else 4)"),
+        OptionSpec("config", short: "C", value: "FILE", help: "read settings from FILE too, after the daemon's (may be given several times)"),
+    ]
 
     /// A number of seconds, 0 or more.
     static func seconds(_ text: String) throws(UsageError) -> Interval {

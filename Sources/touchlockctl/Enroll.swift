@@ -72,12 +72,18 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         guard let grid = st.pattern else { fail("enroll: the daemon's screen has no pattern grid") }
         let rows = grid.rows, columns = grid.columns
         let minimum = grid.minLength ?? 4
+        // As a finger draws it on the daemon's grid: a pattern it cannot draw as given
+        // could never unlock.
         let pattern: Pattern
-        do { pattern = try Pattern(parsing: String(decoding: first, as: UTF8.self), rows: rows, columns: columns) } catch {
-            fail("enroll: \(error)")
-        }
-        guard pattern.nodes.count >= minimum else {
-            fail("enroll: a pattern connects at least \(minimum) nodes; this one has \(pattern.nodes.count)")
+        do {
+            // The hit factor of the daemon's grid: hit radius over half a cell.
+            let cell = grid.nodes.count > 1 ? abs(grid.nodes[1][0] - grid.nodes[0][0]) : 0
+            let hitFactor = cell > 0 ? 2 * grid.hitRadius / cell : 0.6
+            pattern = try Pattern.drawable(String(decoding: first, as: UTF8.self),
+                                           on: .unit(rows: rows, columns: columns, hitFactor: hitFactor),
+                                           minimumLength: minimum)
+        } catch {
+            fail("enroll: \(error) (the daemon's grid \(rows)x\(columns), min_length \(minimum))")
         }
         bytes = pattern.secretBytes
     case .code:

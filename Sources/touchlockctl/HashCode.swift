@@ -5,8 +5,8 @@ import TouchlockSecrets
 import TouchlockSystem
 
 /// `touchlockctl hash-code`: reads a code (`CodeRules`: digits only) from standard input
-/// and prints its salted hash for the `code_hash` setting. The code never appears on a
-/// command line.
+/// and prints its salted hash for the `code_hash` setting, which belongs in a file only
+/// root can read (`set-secret` writes it there). The code never appears on a command line.
 func hashCodeCommand(_ invocation: Invocation) -> Int32 {
     var line = [UInt8]()
     var byte: UInt8 = 0
@@ -28,6 +28,7 @@ func hashCodeCommand(_ invocation: Invocation) -> Int32 {
         StandardStreams.error("touchlockctl: hash-code: \(error)")
         return Exit.failure
     }
-    StandardStreams.error("touchlockctl: hash-code: set code_length = \(line.count) with this code_hash")
+    StandardStreams.error("touchlockctl: hash-code: set code_length = \(line.count) with this code_hash, in a file only root "
+                          + "can read (touchlockctl set-secret code does both in one step)")
     return Exit.ok
 }

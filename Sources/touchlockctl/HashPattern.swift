@@ -1,26 +1,60 @@
 import Glibc
 import TouchlockCommandLine
+import TouchlockConfig
 import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
 
-/// `touchlockctl hash-pattern [--grid RxC]`: reads a pattern (node numbers from 0,
-/// row-major, separated by '-' or ',') from standard input and prints its salted hash
-/// for the `pattern_hash` setting. The pattern never appears on a command line.
+/// The grid and the minimum length a pattern is checked against: the options, else the
+/// configuration in force (the daemon's files, and each -C FILE after them).
+struct PatternRules {
+    var rows: Int
+    var columns: Int
+    var minimumLength: Int
+    var hitFactor: Double
+
+    init(_ invocation: Invocation, command: String) throws(EarlyExit) {
+        let grid = try invocation.value("grid") { v throws(UsageError) in
+            try OptionValue.pair(v, "ROWSxCOLUMNS", in: 2...9)
+        }
+        let length = try invocation.value("min-length") { v throws(UsageError) in
+            guard let n = Int(v), (1...81).contains(n) else { throw UsageError("expected 1 to 81, found '\(v)'") }
+            return n
+        }
+        var config = Config()
+        do { try ConfigFiles.load(ConfigFiles.paths(extra: invocation.parsed.values("config")), into: &config) } catch {
+            fail("\(command): \(error)")
+        }
+        rows = grid?.0 ?? config.rows
+        columns = grid?.1 ?? config.columns
+        minimumLength = length ?? config.minimumLength
+        hitFactor = config.hitFactor
+    }
+
+    /// The pattern in `text` if a finger draws it so on this grid; else exits naming what
+    /// the finger would draw.
+    func pattern(_ text: String, command: String) -> Pattern {
+        do {
+            return try Pattern.drawable(text, on: .unit(rows: rows, columns: columns, hitFactor: hitFactor),
+                                        minimumLength: minimumLength)
+        } catch {
+            fail("\(command): \(error) (grid \(rows)x\(columns), min_length \(minimumLength))")
+        }
+    }
+}
+
+/// `touchlockctl hash-pattern [--grid RxC] [--min-length N] [-C FILE]`: reads a pattern
+/// (node numbers from 0, row-major, separated by '-' or ',') from standard input and
+/// prints its salted hash. Only a pattern a finger can draw as written, on the grid and
+/// with the minimum length in force, is hashed. The pattern never appears on a command
+/// line.
 func hashPatternCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
-    let (rows, columns) = try invocation.value("grid") { v throws(UsageError) in
-        try OptionValue.pair(v, "ROWSxCOLUMNS", in: 2...9)
-    } ?? (3, 3)
+    let rules = try PatternRules(invocation, command: "hash-pattern")
     var line = [UInt8]()
     var byte: UInt8 = 0
     while read(0, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
     defer { SecretHash.wipe(&line) }
-    let text = String(decoding: line, as: UTF8.self)
-    let pattern: Pattern
-    do { pattern = try Pattern(parsing: text, rows: rows, columns: columns) } catch {
-        StandardStreams.error("touchlockctl: hash-pattern: \(error)")
-        return Exit.failure
-    }
+    let pattern = rules.pattern(String(decoding: line, as: UTF8.self), command: "hash-pattern")
     var bytes = pattern.secretBytes
     do {
         StandardStreams.output(try SecretHash.make(&bytes))

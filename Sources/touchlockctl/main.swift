@@ -89,6 +89,7 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         return Exit.ok
     case "enroll": return try enrollCommand(invocation)
     case "hash-pattern": return try hashPatternCommand(invocation)
+    case "set-secret": return try setSecretCommand(invocation)
     case "hash-code": return hashCodeCommand(invocation)
     case "replay": return try replayCommand(invocation)
     case "preview": return try previewCommand(invocation)

@@ -80,6 +80,8 @@ final class Daemon {
     /// The first frame went out later than this after the start: `rest` runs anyway.
     static let startupGrace = Interval.milliseconds(1000)
     private var firstFrameShown = false
+    /// The config files holding a hash that others can read (status `secrets_readable`).
+    var secretsReadable: [String] = []
     /// Whether a grab of the input was asked for, applied to input opened later.
     private var inputGrabbed = false
 
@@ -506,7 +508,7 @@ final class Daemon {
                 lockedSinceWall = WallClock.now()
             }
         case .failed:
-            failuresTotal += 1
+            failuresTotal &+= 1
             lastFailureWall = WallClock.now()
         case .lockout: lockoutsTotal += 1
         case .duress, .storeFailed, .progress, .enrolled, .enrollFailed: break
@@ -531,6 +533,7 @@ final class Daemon {
         }
         s.vt = terminal?.number
         if cover.lockPending { s.lockPending = true }
+        if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]

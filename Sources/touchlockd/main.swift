@@ -161,12 +161,27 @@ func main() {
     do { try ConfigFiles.load(files, into: &config) } catch { fail("\(error)") }
     if let s = options.socketPath { config.socketPath = s }
     if let s = options.statePath { config.statePath = s }
+    // A hash others can read is as good as the secret to them (a 4-digit code falls in
+    // minutes): --check-config fails, and the daemon says so at every start.
+    let exposed = SecretFiles.exposures(in: files)
     if options.checkConfig {
         print("# touchlockd --check-config: the merged settings, read from:")
         for f in files { print("#   \(f)") }
         if files.isEmpty { print("#   (no file: the defaults)") }
         print(config.text, terminator: "")
-        exit(0)
+        var problems = exposed.map {
+            "\($0); move the secret into a root-only file: touchlockctl set-secret pattern|code "
+                + "(\(SecretFiles.defaultPath), 0600), then remove the hash from \($0.path)"
+        }
+        if config.screens.methods != .code && config.minimumLength > config.rows * config.columns {
+            problems.append("min_length \(config.minimumLength) is more than the \(config.rows * config.columns) nodes of "
+                            + "the \(config.rows)x\(config.columns) grid: no pattern can be drawn")
+        }
+        for p in problems { StandardStreams.error("touchlockd: --check-config: \(p)") }
+        exit(problems.isEmpty ? 0 : 1)
+    }
+    for e in exposed {
+        Log.warning("\(e): move it to \(SecretFiles.defaultPath) (touchlockctl set-secret, 0600) and remove it there")
     }
     // A damaged or unreadable record fails closed: the daemon starts locked out as after
     // [lockout] damaged_count failures (Daemon), never from zero.
@@ -220,6 +235,7 @@ func main() {
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()),
                         runtime: runtime, runtimeRecord: record)
+        daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
         daemon.keepCovered = { card?.restoresScreenAtShutdown = false }
@@ -272,4 +288,4 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     return control
 }
 
-main()
+InjectedFaults.run(main)

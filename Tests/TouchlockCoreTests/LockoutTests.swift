@@ -19,13 +19,20 @@ private func stores(_ actions: [LockScreen.Action]) -> [LockoutRecord] {
 }
 
 extension LockScreen {
-    /// Draws a wrong pattern, gets it rejected with `digest`, and stores the result.
+    /// Draws a wrong pattern; its count is stored (`storeError` nil) or not; it is
+    /// checked and rejected with `digest`, and any record that asks for is stored.
+    /// `counted`: the actions of the drawing (the count asked to be stored), `checked`:
+    /// those once it is stored (the check asked for), `verdict`: the verdict's and its
+    /// store's.
     mutating func fail(_ nodes: [Int], digest: [UInt8]?, at t: Int64, storeError: String? = nil)
-        -> (verdict: [Action], stored: [Action]) {
-        let (_, end) = draw(nodes, id: Int(t / 1000), from: t)
-        let v = verified(.wrong(digest: digest), at: at(end))
-        let s = stores(v).isEmpty ? [] : stored(error: storeError, at: at(end))
-        return (v, s)
+        -> (counted: [Action], checked: [Action], verdict: [Action]) {
+        let (drawn, end) = draw(nodes, id: Int(t / 1000), from: t)
+        guard !stores(drawn).isEmpty else { return (drawn, [], []) }
+        let checked = stored(error: storeError, at: at(end))
+        guard verification(checked) != nil else { return (drawn, checked, []) }
+        var v = verified(.wrong(digest: digest), at: at(end))
+        if !stores(v).isEmpty { v += stored(error: nil, at: at(end)) }
+        return (drawn, checked, v)
     }
 }
 
@@ -44,22 +51,30 @@ extension LockScreen {
         #expect(LockoutSchedule(parsing: "-1") == nil)
     }
 
-    @Test func theFifthFailureLocksOutAfterItIsStoredAndInputIsIgnored() {
+    @Test func eachAttemptIsCountedOnDiskBeforeItIsCheckedAndTheFifthLocksOut() {
         var s = persistentScreen()
         var t: Int64 = 0
         for n in 1...4 {
-            let (v, st) = s.fail([0, 1, 2, n + 3], digest: [UInt8(n)], at: t)
-            // Nothing is shown or told before the record is stored.
-            #expect(v == [.store(LockoutRecord(failures: n))])
-            #expect(events(st) == [.failed(.pattern, failures: n, retryAfter: .milliseconds(500))])
+            let (counted, checked, verdict) = s.fail([0, 1, 2, n + 3], digest: [UInt8(n)], at: t)
+            // The count with this attempt is asked for first; nothing is checked, shown
+            // or told before it is stored.
+            #expect(stores(counted) == [LockoutRecord(failures: n)])
+            #expect(verification(counted) == nil && events(counted).isEmpty)
+            // The attempt is shown being checked (a redraw) before the store is asked for.
+            #expect((counted.firstIndex(of: .redraw) ?? .max) < (counted.firstIndex(of: .store(LockoutRecord(failures: n))) ?? -1))
+            #expect(verification(checked) == Pattern(rows: 3, columns: 3, nodes: [0, 1, 2, n + 3]).drawn(on: grid3))
+            #expect(events(checked).isEmpty)
+            // The verdict needs no store: the failure is on disk already.
+            #expect(stores(verdict).isEmpty)
+            #expect(events(verdict) == [.failed(.pattern, failures: n, retryAfter: .milliseconds(500))])
             t += 10_000_000
             _ = s.timer(at: at(t - 1))
         }
-        let (v, st) = s.fail([8, 7, 6, 3], digest: [5], at: t)
-        let stored = stores(v)
+        let (counted, _, verdict) = s.fail([8, 7, 6, 3], digest: [5], at: t)
+        let stored = stores(counted)
         #expect(stored.count == 1 && stored[0].failures == 5 && stored[0].deadline != nil)
         let until = stored[0].deadline!
-        #expect(events(st).contains(.lockout(until: until)))
+        #expect(events(verdict).contains(.lockout(until: until)))
         #expect(s.session.state == .lockout(until: until))
         #expect(s.scene.prompt == "Too many attempts. Try again in 1:00")
         // A finger during the lockout does nothing, and the countdown ticks.
@@ -73,18 +88,33 @@ extension LockScreen {
         #expect(s.session.state == .locked && s.session.failures == 5)
     }
 
-    @Test func repeatingARecentWrongGuessDoesNotCountAgain() {
+    @Test func repeatingARecentWrongGuessIsCountedThenTakenBack() {
         var s = persistentScreen()
         _ = s.fail([0, 1, 2, 5], digest: [1, 1], at: 0)
         _ = s.timer(at: at(5_000_000))
-        // The same guess: shown wrong, not stored, not counted.
-        let (v, _) = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6_000_000)
-        #expect(stores(v).isEmpty)
+        // The same guess: counted first like any, then the count goes back on disk
+        // before it is shown wrong.
+        let (counted, _, v) = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6_000_000)
+        #expect(stores(counted).map(\.failures) == [2])
+        #expect(stores(v).map(\.failures) == [1])
         #expect(events(v) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
         #expect(s.session.failures == 1)
         _ = s.timer(at: at(7_000_000))
         // Five minutes later it counts again.
         _ = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6 * minute)
+        #expect(s.session.failures == 2)
+    }
+
+    @Test func aRepeatWhoseTakingBackCannotBeStoredStaysCounted() {
+        var s = persistentScreen()
+        _ = s.fail([0, 1, 2, 5], digest: [1, 1], at: 0)
+        _ = s.timer(at: at(5_000_000))
+        let (_, end) = s.draw([0, 1, 2, 5], id: 3, from: 6_000_000)
+        _ = s.stored(error: nil, at: at(end))
+        _ = s.verified(.wrong(digest: [1, 1]), at: at(end))
+        let v = s.stored(error: "Input/output error", at: at(end))
+        // The disk holds 2: so does the screen, and subscribers hear 2.
+        #expect(events(v) == [.failed(.pattern, failures: 2, retryAfter: .milliseconds(500))])
         #expect(s.session.failures == 2)
     }
 
@@ -98,42 +128,72 @@ extension LockScreen {
         #expect(!later)
     }
 
-    @Test func aFailureThatCannotBeStoredKeepsTheScreenLockedAndSaysWhy() {
+    @Test func anAttemptWhoseCountCannotBeStoredIsNeverCheckedAndTheScreenSaysWhy() {
         var s = persistentScreen()
-        let (_, st) = s.fail([0, 1, 2, 5], digest: [1], at: 0, storeError: "No space left on device")
+        let (_, checked, _) = s.fail([0, 1, 2, 5], digest: [1], at: 0, storeError: "No space left on device")
+        #expect(verification(checked) == nil, "checked without its count on disk")
         #expect(s.session.state.name == "store_failed")
+        #expect(s.session.failures == 0)
         #expect(s.scene.prompt.contains("No space left on device"))
-        // Subscribers are told the attempt was not stored, never that it failed as if it were.
-        #expect(events(st) == [.storeFailed(.pattern, reason: "No space left on device")])
-        // Input stays refused; a touch retries the store.
+        // Subscribers are told the attempt was not stored, never that it failed.
+        #expect(events(checked) == [.storeFailed(.pattern, reason: "No space left on device")])
+        // Input stays refused; a touch retries a store, which fails again.
         let retry = s.touches([ScreenTouch(id: 5, phase: .began, point: grid3.center(of: 0))], at: at(60_000_000))
-        #expect(stores(retry) == [LockoutRecord(failures: 1)])
+        #expect(stores(retry) == [LockoutRecord(failures: 0)])
         #expect(!s.session.acceptsInput)
-        let stored = s.stored(error: nil, at: at(60_000_001))
-        #expect(s.session.state.name == "wrong")
-        // Once stored, the failure is told.
-        #expect(events(stored) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
-        _ = s.touches([ScreenTouch(id: 5, phase: .moved, point: grid3.center(of: 4))], at: at(60_100_000))
-        _ = s.timer(at: at(60_600_001))
+        #expect(events(s.stored(error: "No space left on device", at: at(60_000_001))).isEmpty)
+        #expect(s.session.state.name == "store_failed")
+        _ = s.touches([ScreenTouch(id: 5, phase: .ended, point: grid3.center(of: 0))], at: at(60_000_002))
+        // The next retry stores: attempts are taken again, the retrying finger draws nothing.
+        let again = s.touches([ScreenTouch(id: 6, phase: .began, point: grid3.center(of: 0))], at: at(61_000_000))
+        #expect(stores(again).count == 1)
+        _ = s.stored(error: nil, at: at(61_000_001))
+        _ = s.timer(at: at(61_000_002))
+        _ = s.touches([ScreenTouch(id: 6, phase: .moved, point: grid3.center(of: 4))], at: at(61_100_000))
         #expect(s.session.state == .locked)
-        #expect(s.pattern!.path.isEmpty)  // the retrying finger draws nothing
+        #expect(s.pattern!.path.isEmpty)
+        _ = s.touches([ScreenTouch(id: 6, phase: .ended, point: grid3.center(of: 4))], at: at(61_200_000))
+        let (counted, _, verdict) = s.fail([0, 1, 2, 5], digest: [1], at: 62_000_000)
+        #expect(stores(counted) == [LockoutRecord(failures: 1)])
+        #expect(events(verdict) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
     }
 
-    @Test func aMatchAfterFailuresStoresTheResetBeforeUnlocking() {
+    @Test func aRightAnswerIsCountedThenClearedBeforeItUnlocks() {
         var s = persistentScreen()
         _ = s.fail([0, 1, 2, 5], digest: [1], at: 0)
         _ = s.timer(at: at(1_000_000))
-        let (_, end) = s.draw([0, 4, 8], id: 7, from: 2_000_000)
+        let (drawn, end) = s.draw([0, 4, 8], id: 7, from: 2_000_000)
+        #expect(stores(drawn) == [LockoutRecord(failures: 2)])
+        #expect(verification(s.stored(error: nil, at: at(end))) != nil)
         let v = s.verified(.match(duress: false), at: at(end))
         #expect(v == [.store(LockoutRecord())])
+        #expect(s.session.state.name == "storing")
         let after = s.stored(error: nil, at: at(end))
         #expect(events(after) == [.unlocked(.pattern, at: at(end))])
+        #expect(s.session.failures == 0)
+    }
+
+    @Test func aCountAtTheLargestAllowedSaturatesAtAWrongAttempt() {
+        var s = LockScreen(pads: .pattern(PatternLock(grid: grid3, minimumLength: 3)),
+                           session: Session(restoring: LockoutRecord(failures: Int.max), at: at(0),
+                                            schedule: LockoutSchedule(seconds: [0])),
+                           builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
+        let (counted, _, verdict) = s.fail([0, 1, 2, 5], digest: [1], at: 1_000_000)
+        #expect(stores(counted) == [LockoutRecord(failures: Int.max)])
+        #expect(events(verdict) == [.failed(.pattern, failures: Int.max, retryAfter: .milliseconds(500))])
+        // In memory, without a store, too.
+        var m = Session(failures: Int.max)
+        _ = m.submit(.code, at: at(0))
+        _ = m.verified(.wrong(digest: nil), at: at(0))
+        #expect(m.failures == Int.max)
     }
 
     @Test func theDuressCodeUnlocksAndTellsSubscribersFirst() {
         var s = persistentScreen()
         let (_, end) = s.draw([0, 4, 8], id: 7, from: 0)
-        let v = s.verified(.match(duress: true), at: at(end))
+        _ = s.stored(error: nil, at: at(end))
+        #expect(s.verified(.match(duress: true), at: at(end)) == [.store(LockoutRecord())])
+        let v = s.stored(error: nil, at: at(end))
         #expect(events(v) == [.duress(.pattern, at: at(end)), .unlocked(.pattern, at: at(end))])
     }
 

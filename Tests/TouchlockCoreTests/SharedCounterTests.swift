@@ -22,14 +22,20 @@ private func storedRecords(_ actions: [LockScreen.Action]) -> [LockoutRecord] {
 }
 
 private extension LockScreen {
-    /// Types `digits` and enter on a hardware keypad (it brings the code pad up).
+    /// Types `digits` and enter on a hardware keypad (it brings the code pad up); the
+    /// attempt's count is stored, so it goes to the verifier.
     mutating func typeCode(_ digits: [Int], at t: inout Int64) -> [Action] {
         var out: [Action] = []
         for d in digits + [-1] {
             out += hardwareKey(d < 0 ? .enter : .digit(d), at: at(t))
             t += 50_000
         }
-        return out
+        return counted(out, at: t)
+    }
+
+    /// `out` and, when it asks to store the attempt's count, what follows the store.
+    mutating func counted(_ out: [Action], at t: Int64) -> [Action] {
+        storedRecords(out).isEmpty ? out : out + stored(error: nil, at: at(t))
     }
 
     /// Draws `nodes` on the screen's own grid, switching to the pattern first if needed.
@@ -48,7 +54,7 @@ private extension LockScreen {
         }
         out += touches([ScreenTouch(id: finger, phase: .ended, point: g.center(of: nodes.last!))], at: at(t))
         t += 10_000
-        return out
+        return counted(out, at: t)
     }
 
     /// The verdict on the attempt under way, its record stored; then the error hold
@@ -78,6 +84,8 @@ private func submitted(_ actions: [LockScreen.Action]) -> UnlockMethod? {
         for i in 0..<5 {
             let attempt = i % 2 == 0 ? s.drawPattern([0, 1, 2, 5], at: &t) : s.typeCode([1, 2, 3, 4], at: &t)
             #expect(submitted(attempt) == (i % 2 == 0 ? .pattern : .code), "attempt \(i)")
+            // Counted before it is checked.
+            records += storedRecords(attempt)
             let out = s.conclude(.wrong(digest: [UInt8(i)]), at: &t)
             records += storedRecords(out)
             told += emittedEvents(out).filter { if case .failed = $0 { true } else { false } }
@@ -105,12 +113,13 @@ private func submitted(_ actions: [LockScreen.Action]) -> UnlockMethod? {
             var records: [LockoutRecord] = []
             var events: [LockEvent] = []
             for i in 0..<4 {
-                _ = s.typeCode([5, 5, 5, i], at: &t)
+                records += storedRecords(s.typeCode([5, 5, 5, i], at: &t))
                 let out = s.conclude(.wrong(digest: [UInt8(i)]), at: &t)
                 records += storedRecords(out)
             }
             let attempt = s.typeCode([2, 4, 6, 8], at: &t)
             #expect(submitted(attempt) == .code)
+            records += storedRecords(attempt)
             let out = s.conclude(.match(duress: duress), at: &t)
             records += storedRecords(out)
             events += emittedEvents(out).filter {
@@ -123,7 +132,8 @@ private func submitted(_ actions: [LockScreen.Action]) -> UnlockMethod? {
         }
         let normal = run(false), duress = run(true)
         #expect(normal.records == duress.records)
-        #expect(normal.records.map(\.failures) == [1, 2, 3, 4, 0])
+        // Each attempt counted before it is checked, the right one too; then cleared.
+        #expect(normal.records.map(\.failures) == [1, 2, 3, 4, 5, 0])
         #expect(normal.failuresAfter == 0 && duress.failuresAfter == 0)
         #expect(duress.events.count == normal.events.count + 1)
         if case .duress(.code, _)? = duress.events.first {} else { Issue.record("no duress event first: \(duress.events)") }

@@ -115,6 +115,20 @@ private func startingFailures(_ r: StoredState.Reading, damagedCount: Int = 10) 
         if case .whole = StoredState.read(Array(trailing.utf8)) { Issue.record("a line after the check was accepted") }
     }
 
+    @Test func aCountBeyondTheLargestReadsAsTheLargest() throws {
+        let big = try StoredState(parsing: StoredState.sealed("version = 2\nfailures = 99999999999999999999999\n"))
+        #expect(big.lockout.failures == LockoutRecord.maximumFailures)
+        let max = try StoredState(parsing: StoredState.sealed("version = 2\nfailures = 9223372036854775807\n"))
+        #expect(max.lockout.failures == Int.max)
+        // Damaged, the salvaged count is read the same way.
+        guard case .damaged(_, let salvaged) = StoredState.read(Array("version = 2\nfailures = 123456789012345678901234567890\n".utf8)) else {
+            Issue.record("an unchecked file was taken whole")
+            return
+        }
+        #expect(salvaged.lockout.failures == Int.max)
+        #expect(LockoutRecord.damaged(readable: Int.max, damagedCount: 10, now: now, schedule: .gatekeeper).failures == Int.max)
+    }
+
     @Test func aRecordOfTheSameBootWithFailuresButNoDeadlineArmsTheFullWait() {
         let r = LockoutRecord(failures: 5, deadline: nil).restored(sameBoot: true, now: now, schedule: .gatekeeper)
         #expect(r == LockoutRecord(failures: 5, deadline: now + .milliseconds(60_000)))

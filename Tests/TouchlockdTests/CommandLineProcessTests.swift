@@ -34,7 +34,7 @@ private let mayHideProc: Bool = access("/usr/bin/unshare", X_OK) == 0 && system(
             #expect(r.output.hasPrefix("usage: \(name) [options]"), "\(r.output)")
             #expect(r.output.contains("Exit status: 0 "), "\(r.output)")
         }
-        for command in ["status", "wait-unlock", "subscribe", "lock", "metrics", "enroll", "hash-pattern", "hash-code",
+        for command in ["status", "wait-unlock", "subscribe", "lock", "metrics", "enroll", "set-secret", "hash-pattern", "hash-code",
                         "replay", "preview"] {
             // Without a daemon, and before any other check of the command line.
             let r = try ctl(["--socket", dir + "/nothing.sock", command, "--help"])

@@ -66,6 +66,7 @@ final class DaemonProcess {
         let cargs = args.map { strdup($0) } + [nil]
         let cenv = env.map { strdup($0) } + [nil]
         defer { cargs.forEach { free($0) }; cenv.forEach { free($0) }; env.removeAll() }
+        exitStatus = nil
         let r = posix_spawn(&pid, args[0], &actions, nil, cargs, cenv)
         guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), args[0]) }
         guard try waitNotify("READY=1", timeout: 20_000) else {
@@ -81,7 +82,10 @@ final class DaemonProcess {
             let left = (deadline - EventLoop.now()).milliseconds
             if left <= 0 { return false }
             var p = pollfd(fd: notifyFD, events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(left)) <= 0 { continue }
+            if poll(&p, 1, Int32(min(left, 50))) <= 0 {
+                if exited(within: 0) != nil { return false }
+                continue
+            }
             let n = recv(notifyFD, &buf, buf.count, 0)
             if n > 0, String(decoding: buf[0..<n], as: UTF8.self).contains(text) { return true }
         }
@@ -89,12 +93,32 @@ final class DaemonProcess {
 
     func kill(_ signal: Int32) { if pid > 0 { Glibc.kill(pid, signal) } }
 
+    /// How the process ended (its wait status), if it ends within `ms`; nil while it runs.
+    /// Once it has ended, `pid` is 0 and `exitStatus` keeps the status.
+    func exited(within ms: Int64) -> Int32? {
+        if pid == 0 { return exitStatus }
+        let deadline = EventLoop.now() + .milliseconds(ms)
+        while true {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                exitStatus = status
+                return status
+            }
+            if EventLoop.now() >= deadline { return nil }
+            usleep(2000)
+        }
+    }
+    private(set) var exitStatus: Int32?
+
     /// Waits for the process to end; its exit status.
     @discardableResult
     func waitExit() -> Int32 {
+        if pid == 0, let exitStatus { return exitStatus }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         pid = 0
+        exitStatus = status
         return status
     }
 

@@ -1,0 +1,134 @@
+import Glibc
+import Testing
+import TouchlockControl
+import TouchlockCore
+import TouchlockSecrets
+import TouchlockSystem
+
+private let screen = Size(width: 640, height: 400)
+
+private func mode(_ path: String) -> mode_t? {
+    var st = stat()
+    return stat(path, &st) == 0 ? st.st_mode & 0o7777 : nil
+}
+
+private func hashOf(_ nodes: [Int]) throws -> String {
+    var bytes = Pattern(rows: 3, columns: 3, nodes: nodes).secretBytes
+    return try SecretHash.make(&bytes)
+}
+
+/// Secrets never readable by others, and only drawable ones: the binaries as root uses them.
+@Suite(.serialized) struct SecretFilesProcessTests {
+    @Test func checkConfigFailsNamingAFileOthersCanReadThatHoldsAHash() throws {
+        let d = try DaemonProcess(config: "pattern_hash = \(try hashOf([0, 3, 6, 7, 8]))\n")
+        var r = try runApart([DaemonProcess.binary, "--config-root", d.dir, "-C", d.configPath, "--check-config"], in: d.dir)
+        #expect(r.status == 1)
+        #expect(r.errors.contains("\(d.configPath) holds a secret's hash and others can read it (mode 0644)"), "\(r.errors)")
+        #expect(r.errors.contains("touchlockctl set-secret"))
+        chmod(d.configPath, 0o600)
+        r = try runApart([DaemonProcess.binary, "--config-root", d.dir, "-C", d.configPath, "--check-config"], in: d.dir)
+        #expect(r.status == 0 && r.errors.isEmpty, "\(r.errors)")
+        // A file with no hash may be read by all.
+        try DurableFile.replace(d.configPath, with: Array("error_hold_ms = 100\n".utf8), mode: 0o644)
+        r = try runApart([DaemonProcess.binary, "--config-root", d.dir, "-C", d.configPath, "--check-config"], in: d.dir)
+        #expect(r.status == 0, "\(r.errors)")
+        // No grid holds more nodes than it has.
+        try DurableFile.replace(d.configPath, with: Array("grid = 2x2\nmin_length = 5\n".utf8), mode: 0o644)
+        r = try runApart([DaemonProcess.binary, "--config-root", d.dir, "-C", d.configPath, "--check-config"], in: d.dir)
+        #expect(r.status == 1 && r.errors.contains("min_length 5 is more than the 4 nodes"), "\(r.errors)")
+    }
+
+    @Test func theDaemonWarnsAtEveryStartInItsLogStatusAndMetrics() throws {
+        let d = try DaemonProcess(config: "pattern_hash = \(try hashOf([0, 3, 6, 7, 8]))\n")
+        try d.start(replay: nil)
+        let st = try d.status()
+        #expect(st.secretsReadable == ["\(d.configPath) (mode 0644)"])
+        #expect(d.log.contains("warning: \(d.configPath) holds a secret's hash and others can read it (mode 0644)"))
+        let m = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "metrics", "--openmetrics"], in: d.dir)
+        #expect(m.output.contains("\ntouchlock_secret_files_readable 1\n"), "\(m.output)")
+        d.kill(SIGTERM)
+        d.waitExit()
+        chmod(d.configPath, 0o600)
+        try d.start(replay: nil)
+        #expect(try d.status().secretsReadable == nil)
+        let m2 = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "metrics", "--openmetrics"], in: d.dir)
+        #expect(m2.output.contains("\ntouchlock_secret_files_readable 0\n"))
+    }
+
+    @Test func setSecretWritesTheHashRootOnlyInOneStepAndTheDaemonUnlocksWithIt() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        let secrets = d.dir + "/etc/secrets.conf"
+        let set = { (what: String, input: String) throws in
+            try runApart([DaemonProcess.ctl, "set-secret", what, "--file", secrets, "-C", d.configPath], input: input, in: d.dir)
+        }
+        // Undrawable, too short, or given differently twice: refused, nothing written.
+        var r = try set("pattern", "0-2-5-8\n0-2-5-8\n")
+        #expect(r.status == 1 && r.errors.contains("drawn, this is 0-1-2-5-8"), "\(r.errors)")
+        r = try set("pattern", "1-2\n1-2\n")
+        #expect(r.status == 1 && r.errors.contains("at least 4 nodes"), "\(r.errors)")
+        r = try set("pattern", "0-3-6-7-8\n0-3-6-7-5\n")
+        #expect(r.status == 1 && r.errors.contains("differ"))
+        #expect(mode(secrets) == nil)
+
+        r = try set("pattern", "0-3-6-7-8\n0-3-6-7-8\n")
+        #expect(r.status == 0, "\(r.errors)")
+        #expect(mode(secrets) == 0o600)
+        r = try set("code", "2468\n2468\n")
+        #expect(r.status == 0, "\(r.errors)")
+        let text = String(decoding: try DurableFile.read(secrets) ?? [], as: UTF8.self)
+        #expect(!text.contains("0-3-6-7-8") && !text.contains("2468"))
+        #expect(text.contains("pattern_hash = $y$") && text.contains("code_hash = $y$") && text.contains("code_length = 4"))
+        #expect(mode(secrets) == 0o600)
+        // Set again: one line per key, the newest.
+        r = try set("pattern", "0-3-6-7-8\n0-3-6-7-8\n")
+        let again = String(decoding: try DurableFile.read(secrets) ?? [], as: UTF8.self)
+        #expect(again.split(separator: "\n").filter { $0.hasPrefix("pattern_hash") }.count == 1)
+        #expect(again.contains("code_hash = $y$"))
+
+        let replay = d.dir + "/right.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 3, 6, 7, 8]], on: screen).utf8), mode: 0o644)
+        try d.start(replay: replay, extra: ["-C", secrets])
+        let sub = try d.client()
+        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        var unlocked = false
+        let deadline = EventLoop.now() + .milliseconds(15_000)
+        while !unlocked, EventLoop.now() < deadline {
+            guard let e = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
+            if case .unlocked = e.event { unlocked = true }
+        }
+        #expect(unlocked, "log:\n\(d.log)")
+        #expect(try d.status().secretsReadable == nil)
+    }
+
+    @Test func hashPatternAndEnrollTakeOnlyWhatAFingerDraws() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        func hash(_ input: String, _ args: [String] = []) throws -> (status: Int32, output: String, errors: String) {
+            try runApart([DaemonProcess.ctl, "hash-pattern", "-C", d.configPath] + args, input: input, in: d.dir)
+        }
+        var r = try hash("0-2-1-3\n")
+        #expect(r.status == 1 && r.output.isEmpty
+                && r.errors.contains("from 0 to 2 the finger passes over 1, which joins there: drawn, this is 0-1-2-3"), "\(r.errors)")
+        r = try hash("1-2\n")
+        #expect(r.status == 1 && r.errors.contains("at least 4 nodes (min_length); this one has 2"))
+        r = try hash("1-2\n", ["--min-length", "2"])
+        #expect(r.status == 0 && r.output.hasPrefix("$y$"))
+        r = try hash("0-3-7-11\n", ["--grid", "4x4"])
+        #expect(r.status == 1 && r.errors.contains("drawn, this is 0-1-2-3-7-11"), "\(r.errors)")
+        // The config's grid and min_length are the ones in force.
+        try DurableFile.replace(d.configPath, with: Array("grid = 4x4\nmin_length = 5\n".utf8), mode: 0o644)
+        r = try hash("0-1-2-3\n")
+        #expect(r.status == 1 && r.errors.contains("at least 5 nodes") && r.errors.contains("grid 4x4"), "\(r.errors)")
+        r = try hash("0-1-2-3-6\n")
+        #expect(r.status == 0, "\(r.errors)")
+
+        // enroll: the daemon's grid.
+        try DurableFile.replace(d.configPath, with: Array("error_hold_ms = 100\n".utf8), mode: 0o644)
+        try d.start(replay: nil)
+        let e = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "0-2-5-8\n0-2-5-8\n", in: d.dir)
+        #expect(e.status == 1 && e.errors.contains("drawn, this is 0-1-2-5-8"), "\(e.errors)")
+        #expect(try d.status().enrolled?.contains(.pattern) != true)
+        let ok = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "0-1-2-5-8\n0-1-2-5-8\n", in: d.dir)
+        #expect(ok.status == 0, "\(ok.errors)")
+        #expect(try d.status().enrolled?.contains(.pattern) == true)
+    }
+}
