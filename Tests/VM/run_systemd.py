@@ -44,6 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, hash_pattern, inject, poll_screen,  # noqa: E402
                      save, stroke)
+from systemd_deploy import Deploy  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -76,13 +77,37 @@ def build_image(args, pattern_hash):
     src = os.path.join(HERE, "systemd")
     shutil.copy(os.path.join(src, "vm-agent.sh"), os.path.join(r, "usr/local/sbin/vm-agent"))
     os.chmod(os.path.join(r, "usr/local/sbin/vm-agent"), 0o755)
-    for unit in ("touchlock-vm-agent.service", "touchlock-vm-probe.service", "kiosk-app.service"):
+    for unit in ("touchlock-vm-agent.service", "touchlock-vm-probe.service", "kiosk-app.service", "cage@.service"):
         shutil.copy(os.path.join(src, unit), os.path.join(r, "etc/systemd/system", unit))
+    # The kiosk (systemd_deploy.py): the user kiosk in no group but its own; cage's unit
+    # from its wiki, enabled on tty1, with the drop-in the package ships as its example
+    # for the kiosk's unit; touchlockd on VT 8, above the gettys logind starts on tty1-6.
+    if subprocess.run(["chroot", r, "id", "kiosk"], capture_output=True).returncode != 0:
+        subprocess.run(["chroot", r, "useradd", "--create-home", "--user-group", "--shell", "/bin/sh", "kiosk"],
+                       check=True)
+    # cage 0.1.4 will not start without an Xwayland to start lazily; no X client ever connects.
+    xwayland = os.path.join(r, "usr/bin/Xwayland")
+    if not os.path.exists(xwayland):
+        with open(xwayland, "w") as f:
+            f.write("#!/bin/sh\nexit 1\n")
+        os.chmod(xwayland, 0o755)
+    examples = os.path.join(r, "usr/share/doc/touchlock/examples")
+    dropins = sorted(os.path.join(d, f) for d, _, fs in os.walk(examples) for f in fs
+                     if d.endswith(".service.d") and f.endswith(".conf"))
+    if len(dropins) != 1:
+        sys.exit(f"vm-systemd: want one example drop-in under {examples}, found {dropins}")
+    kiosk_d = os.path.join(r, "etc/systemd/system/cage@tty1.service.d")
+    os.makedirs(kiosk_d, exist_ok=True)
+    shutil.copy(dropins[0], os.path.join(kiosk_d, os.path.basename(dropins[0])))
+    print(f"vm-systemd: the kiosk's drop-in, from the package: {os.path.relpath(dropins[0], r)}", flush=True)
+    with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/kiosk.conf"), "w") as f:
+        f.write("[display]\nvt = 8\n")
     # A machine id: not a first boot (no systemd-firstboot, no presets applied).
     with open(os.path.join(r, "etc/machine-id"), "w") as f:
         f.write("0123456789abcdef0123456789abcdef\n")
     for cmd in (["systemctl", "enable", UNIT], ["systemctl", "enable", "touchlock-vm-agent.service",
-                                                 "touchlock-vm-probe.service"]):
+                                                 "touchlock-vm-probe.service"],
+                ["systemctl", "enable", "cage@tty1.service"], ["systemctl", "set-default", "graphical.target"]):
         p = subprocess.run(["chroot", r] + cmd, capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"vm-systemd: `{' '.join(cmd)}` in the root failed: {p.stderr.strip()}")
@@ -111,9 +136,12 @@ class SystemdGuest(Guest):
     def __init__(self, args, workdir, log, console_path):
         super().__init__(args, workdir, log)
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
-        # The root lives in RAM (about 200 MB) beside the unpacked initramfs.
-        self.memory = "1024"
-        self.extra_args = ["-serial", f"file:{console_path}"]
+        # The root lives in RAM (about 400 MB) beside the unpacked initramfs.
+        self.memory = "1536"
+        # virtio-gpu: wlroots (cage) cannot use bochs. QMP for the screendump loop.
+        self.display_device = "virtio-gpu-pci"
+        self.qmp_path = os.path.join(workdir, "qmp.sock")
+        self.extra_args = ["-serial", f"file:{console_path}", "-qmp", f"unix:{self.qmp_path},server,nowait"]
 
     def show(self, unit, *props):
         _, lines = self.run(f"systemctl show -p {','.join(props)} {unit}")
@@ -193,13 +221,18 @@ class Run:
         t = time.monotonic()
         g.start()
         _, _, t_shell = g.expect(r"^@@ready", self.args.boot_timeout, what="the guest's shell (touchlock-vm-agent)")
-        _, lines = g.run("systemctl is-system-running --wait", timeout=120, check=False)
+        # The kiosk is ordered after the first unlock: the start-up ends only then
+        # (systemd_deploy.py waits for it). The jobs of touchlockd and of the unit ordered
+        # after it are waited for here.
+        g.run("i=0; while systemctl list-jobs --no-legend | grep -q -e touchlockd.service -e touchlock-vm-probe.service"
+              " && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done", timeout=150, check=False)
+        _, lines = g.run("systemctl is-system-running", timeout=120, check=False)
         state = lines[-1] if lines else "?"
         self.figure("QEMU start to the guest's shell", f"{t_shell:.1f} s")
-        _, lines = g.run("systemd-analyze time", check=False)
+        rc, lines = g.run("systemd-analyze time", check=False)
         self.figure("systemd-analyze time", " ".join(lines).replace("Startup finished in ", "")
-                    + f" (system {state})")
-        if state != "running":
+                    + f" (system {state})" if rc == 0 else f"not finished (system {state}: the kiosk waits for the unlock)")
+        if state not in ("running", "starting"):
             _, failed = g.run("systemctl --failed --no-legend", check=False)
             print("vm-systemd: failed units: " + " | ".join(failed), flush=True)
 
@@ -351,6 +384,10 @@ class Run:
 
         for name, fn in zip(CHECKS, (ready, watchdog, lockout, security, wait_unlock)):
             self.record(name, fn)
+        if self.args.deploy:
+            if not shared.get("nodes"):
+                raise CheckFailed("no lock screen: the deployment checks cannot run")
+            Deploy(self, g, shared["nodes"], g.qmp_path, g.workdir).run_all()
         self.figures["total"] = f"{time.monotonic() - t:.1f} s"
 
 
@@ -380,7 +417,10 @@ def main():
     ap.add_argument("--ctl", required=True, help="touchlockctl on the host (to hash the test pattern)")
     ap.add_argument("--out", default=os.path.join(REPO, ".vm", "out-systemd"))
     ap.add_argument("--qemu", default="qemu-system-x86_64")
-    ap.add_argument("--timeout", type=float, default=400, help="seconds before QEMU is killed")
+    ap.add_argument("--timeout", type=float, default=1500, help="seconds before QEMU is killed")
+    ap.add_argument("--no-deploy", dest="deploy", action="store_false",
+                    default=os.environ.get("TOUCHLOCK_VM_DEPLOY", "1") != "0",
+                    help="skip the deployment checks (systemd_deploy.py; also TOUCHLOCK_VM_DEPLOY=0)")
     ap.add_argument("--boot-timeout", type=float, default=120)
     args = ap.parse_args()
     out = os.path.abspath(args.out)

@@ -2,10 +2,13 @@
 # Prepares the base of the systemd VM test's guest (scripts/vm/systemd.sh), idempotently:
 # a small Debian 12 root file system made by mmdebstrap from the Debian archive apt uses
 # here, with systemd as init, udev, kmod, D-Bus (so systemd-logind runs, as on any Debian
-# with a system bus: without one, getty-static.service puts gettys on tty2-tty6), and the
-# packages touchlock's .deb depends on,
-# plus the kernel modules the guest needs (bochs and its DRM helpers, uinput, evdev) from
-# Debian's package of the kernel the VM boots, with their modules.dep.
+# with a system bus: without one, getty-static.service puts gettys on tty2-tty6), the
+# packages touchlock's .deb depends on, and a Debian kiosk's stack: libpam-systemd (a PAM
+# login gets a logind session), polkitd (logind asks it before Session.Activate, which
+# libseat calls), cage (its libseat logind backend), weston (for weston-simple-touch),
+# libinput-bin, xkb-data and kbd (chvt); plus the kernel modules the guest needs
+# (virtio_gpu, which wlroots can use, and bochs, with their DRM helpers; uinput, evdev)
+# from Debian's package of the kernel the VM boots, with their modules.dep.
 #   scripts/vm/prepare-systemd.sh DEB
 # The result is a tarball, $CACHE/systemd/base-KEY.tar, KEY naming the kernel, the
 # package list and this script; an existing one is reused, older ones are removed.
@@ -17,7 +20,7 @@ CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
 export TOUCHLOCK_VM_CACHE="$CACHE"
 DEB=$1
 # The modules asked for; their dependencies are added from the modules' own .modinfo.
-WANTED="bochs uinput evdev"
+WANTED="virtio_pci virtio_gpu bochs uinput evdev"
 
 "$ROOT/scripts/vm/prepare.sh"
 # package:file-that-proves-it-is-installed
@@ -32,7 +35,8 @@ KVER=$(cat "$CACHE/kernel.version")
 # The package's own dependencies (first of each alternative, without versions).
 DEPS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' \
     | grep . | sort -u | tr '\n' ',' | sed 's/,$//')
-INCLUDE="systemd,systemd-sysv,udev,kmod,dbus,$DEPS"
+KIOSK="libpam-systemd,polkitd,cage,weston,libinput-bin,xkb-data,kbd"
+INCLUDE="systemd,systemd-sysv,udev,kmod,dbus,$KIOSK,$DEPS"
 KEY=$( (echo "$KVER $INCLUDE $WANTED"; cat "$0" "$ROOT/scripts/vm/kernel-modules.py") | sha256sum | cut -c1-16)
 DIR="$CACHE/systemd"
 BASE="$DIR/base-$KEY.tar"
@@ -73,8 +77,8 @@ dpkg -x "$WORK"/deb/linux-image-"$KVER"_*.deb "$WORK/kernel"
 python3 "$ROOT/scripts/vm/kernel-modules.py" --who prepare-systemd --layout tree \
     "$WORK/kernel/lib/modules/$KVER" "$WORK/root/lib/modules/$KVER" $WANTED
 as_root chroot "$WORK/root" depmod "$KVER"
-# Loaded at boot whatever udev finds (bochs also loads from its PCI alias; uinput has a
-# static /dev/uinput node).
+# Loaded at boot whatever udev finds (virtio_gpu and bochs also load from their PCI
+# aliases; uinput has a static /dev/uinput node).
 printf '%s\n' $WANTED > "$WORK/root/etc/modules-load.d/touchlock-vm.conf"
 
 (cd "$WORK/root" && as_root tar --numeric-owner --xattrs -cf "$BASE.tmp" .)

@@ -3,8 +3,10 @@
 # builds the package (scripts/deb) unless --deb names one, prepares the base root file
 # system (scripts/vm/prepare-systemd.sh, cached in .vm/systemd/), unpacks it, installs
 # the package there with dpkg in a chroot, then runs Tests/VM/run_systemd.py: it adds
-# the test's settings and files, enables the unit as README.Debian says, packs the root
-# into an initramfs, boots it under QEMU and runs the checks. Runs as root.
+# the test's settings and files, enables the unit as README.Debian says, adds the kiosk
+# (cage@tty1 as cage's wiki has it, with the README's drop-in), packs the root into an
+# initramfs, boots it under QEMU and runs the checks. Two copies of the package with
+# higher versions are put in the root for the upgrade checks. Runs as root.
 #
 #   scripts/vm/systemd.sh [--deb FILE] [run_systemd.py options, e.g. --out DIR]
 #
@@ -53,6 +55,16 @@ install -m 0755 "$CACHE/bin/touchinject" "$R/usr/local/bin/touchinject"
 # The host hashes the test's pattern with the package's touchlockctl.
 rm -rf "$DIR/pkg"
 dpkg -x "$DEB" "$DIR/pkg"
+# The upgrades the deployment checks install with dpkg -i: the same package with higher
+# versions (only its control file changed), as an upgrade from the archive would be.
+VERSION=$(dpkg-deb -f "$DEB" Version)
+rm -rf "$DIR/upgrade"
+dpkg-deb -R "$DEB" "$DIR/upgrade"
+for n in 1 2; do
+    sed -i "s/^Version: .*/Version: $VERSION+vmupgrade$n/" "$DIR/upgrade/DEBIAN/control"
+    dpkg-deb -Zgzip -z1 -b "$DIR/upgrade" "$R/root/touchlock-upgrade-$n.deb" >/dev/null
+done
+rm -rf "$DIR/upgrade"
 t2=$(date +%s)
 echo "vm-systemd: prepared in $((t1 - t0)) s, root with the package in $((t2 - t1)) s"
 

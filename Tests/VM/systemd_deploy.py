@@ -1,0 +1,698 @@
+"""The deployment checks of the systemd VM test (run_systemd.py): a Debian kiosk as integrators
+set it up, and the device's life under it.
+
+The kiosk is cage's wiki unit, cage@tty1 (Tests/VM/systemd/cage@.service: User=kiosk in no
+device group, PAMName=login, libseat's logind backend, WLR_RENDERER=pixman on virtio-gpu)
+running weston-simple-touch, with the drop-in the package ships as an example
+(/usr/share/doc/touchlock/examples/*.service.d/) on its unit; touchlockd on VT 8, above
+the gettys logind starts on tty1-6.
+
+weston-simple-touch is a 600x500 surface of grey (64,64,64) that cage puts at the top left
+and that paints a small cross wherever it is touched; touchlock's lock screen is its
+background colour (15,18,23) with the nodes. Each screendump is classified as "app" (the
+grey surface is on screen), "lock" (most of the screen is the lock screen's background) or
+"other" (the text console, a black screen).
+
+Checks:
+  kiosk      after the boot (and the first unlock, if the drop-in orders the kiosk after
+             it) loginctl shows the kiosk's session active on tty1, weston-simple-touch is
+             on screen and a touch reaches it (after a throwaway one: wlroots loses the
+             first touch after a VT switch).
+  events     while locked and while unlocked: `systemctl restart touchlockd`, `kill -9` of
+             its main PID, `kill -STOP` of it (the watchdog's restart) and `dpkg -i` of the
+             package with a higher version. Through each, QMP screendumps are taken in a
+             loop from the host (the interval reached is printed) and strokes are made on
+             the app's surface, clear of the nodes. Checked, where it was locked: no
+             screendump shows the app, no stroke reaches it, the lock screen is back within
+             3 s whenever it left the screen; in both: the kiosk is not stopped (same cage
+             and app PIDs, its marks kept), `touchlockctl lock` covers it afterwards, and
+             the right pattern gives the app back, which takes touches.
+  no card    `touchlockd --display auto` with no card visible (systemd-run, PrivateDevices=)
+             exits non-zero, never saying a frame was shown.
+  retry      a `lock` while the VT owner (systemd-logind, which holds the kiosk's VT in
+             VT_PROCESS mode) is stopped cannot take the screen; once it resumes, the lock
+             screen is shown within 5 s without another `lock`.
+
+A table of the figures per event ends the run (screendumps, their interval, screendumps
+showing the app, strokes that reached it, the longest time the lock screen was off the
+screen, the new main PID after the event).
+"""
+import json
+import os
+import re
+import socket
+import threading
+import time
+
+from run_e2e import BACKGROUND, RIGHT, CheckFailed, Image, InfraError, inject, save, stroke, verify
+from run_kiosk import APP_H, APP_W, app_shown, marks, near
+
+KIOSK = "cage@tty1.service"
+UNIT = "touchlockd.service"
+RECT = (0, 0, APP_W, APP_H)       # cage puts the app at the top left
+LOCK_BACK_S = 3.0                 # the lock screen is back within this after any gap
+DUMP_EVERY_S = 0.05               # the screendump loop's aim (the brief: 100 ms or less)
+CELL_STEPS, CELL_MS = 8, 15       # an event's stroke: 8 moves 15 ms apart, 60 px
+# VT_UNLOCKSWITCH on /dev/tty0 (perl is in every Debian): a daemon killed while it kept
+# VT switches locked leaves them locked, and chvt would wait for ever.
+UNLOCKSWITCH = "perl -e 'open(my $t, \"+<\", \"/dev/tty0\") and ioctl($t, 0x560C, 0)'"
+# Each event: the command, seconds of strokes during it (one a second), and whether it
+# ends with a new main PID.
+EVENTS = [
+    ("restart", "systemctl restart touchlockd", 6),
+    ("kill -9", "kill -9 {pid}", 6),
+    ("kill -STOP", "kill -STOP {pid}", 16),
+    ("upgrade", "dpkg -i /root/touchlock-upgrade-{n}.deb", 20),
+]
+EVENT_CHECKS_LOCKED = ["no screendump shows the app", "no touch reaches the app",
+                       f"the lock screen is back within {LOCK_BACK_S:.0f} s"]
+EVENT_CHECKS = ["the kiosk is not stopped (same cage and app PIDs, marks kept)",
+                "touchlockctl lock covers the app afterwards",
+                "the right pattern gives the app back and it takes touches"]
+
+
+def check_names():
+    names = ["kiosk: cage@tty1's session is active on tty1, the app is on screen and takes touches"]
+    for locked in (True, False):
+        for ev, _, _ in EVENTS:
+            for c in (EVENT_CHECKS_LOCKED if locked else []) + EVENT_CHECKS:
+                names.append(f"[{ev}, {'locked' if locked else 'unlocked'}] {c}")
+    names += ["no card: touchlockd --display auto with no card exits non-zero",
+              "retry: a lock refused while the VT owner is stopped is taken once it resumes"]
+    return names
+
+
+# ---------------------------------------------------------------------------- pictures
+
+def lock_shown(img):
+    """Most of a sparse grid over the screen is the lock screen's background."""
+    pts = [(img.width * (i + 0.5) / 32, img.height * (j + 0.5) / 20) for i in range(32) for j in range(20)]
+    return sum(1 for x, y in pts if near(img.pixel(x, y), BACKGROUND, 6)) >= 0.6 * len(pts)
+
+
+def classify(img):
+    if not app_shown(img, RECT):
+        return "app"
+    return "lock" if lock_shown(img) else "other"
+
+
+def cell_hit(new, cell):
+    x0, y, x1 = cell
+    return any(x0 - 4 <= x <= x1 + 4 and abs(yy - y) <= 4 for x, yy in new)
+
+
+def cell_stroke(cell):
+    x0, y, x1 = cell
+    cmds = [f"down {x0} {y}"]
+    for k in range(1, CELL_STEPS + 1):
+        cmds += [f"sleep {CELL_MS}", f"move {x0 + (x1 - x0) * k / CELL_STEPS:.1f} {y}"]
+    return cmds + [f"sleep {CELL_MS}", "up"]
+
+
+# ---------------------------------------------------------------------------- screendumps
+
+class Dumper:
+    """QMP screendumps in a loop on a thread of its own, each classified as it comes."""
+
+    def __init__(self, path, workdir):
+        self.workdir = workdir
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise InfraError("cannot connect to QEMU's QMP socket")
+                time.sleep(0.05)
+        self.sock.settimeout(10)
+        self.buf = b""
+        self._reply()                                   # the greeting
+        self._cmd({"execute": "qmp_capabilities"})
+        self.thread = None
+
+    def _reply(self):
+        while True:
+            while b"\n" not in self.buf:
+                data = self.sock.recv(65536)
+                if not data:
+                    raise InfraError("QMP closed")
+                self.buf += data
+            line, self.buf = self.buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "event" not in msg:
+                return msg
+
+    def _cmd(self, obj):
+        self.sock.sendall(json.dumps(obj).encode() + b"\n")
+        msg = self._reply()
+        if "error" in msg:
+            raise InfraError(f"QMP {obj['execute']}: {msg['error']}")
+        return msg
+
+    def dump(self, n=0):
+        path = os.path.join(self.workdir, f"qmp{n % 2}.ppm")
+        self._cmd({"execute": "screendump", "arguments": {"filename": path}})
+        with open(path, "rb") as f:
+            return Image.from_ppm(f.read())
+
+    def start(self):
+        self.frames = []          # (host time, kind)
+        self.first_app = None     # the first screendump showing the app, kept as evidence
+        self.last = None
+        self.error = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        n = 0
+        try:
+            while not self.stopping:
+                t = time.monotonic()
+                img = self.dump(n)
+                kind = classify(img)
+                self.frames.append(((t + time.monotonic()) / 2, kind))
+                if kind == "app" and self.first_app is None:
+                    self.first_app = img
+                self.last = img
+                n += 1
+                time.sleep(max(0.0, t + DUMP_EVERY_S - time.monotonic()))
+        except (InfraError, OSError, CheckFailed) as e:
+            self.error = str(e)
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(15)
+        if self.error:
+            raise InfraError("the screendump loop failed: " + self.error)
+        return self.frames
+
+    def kinds_since(self, t):
+        return [k for tt, k in self.frames if tt >= t]
+
+
+def gaps(frames):
+    """The stretches with the lock screen off the screen: (start, end or None) host times,
+    from the first screendump that is not the lock screen to the next one that is."""
+    out, start = [], None
+    for t, kind in frames:
+        if kind != "lock" and start is None:
+            start = t
+        elif kind == "lock" and start is not None:
+            out.append((start, t))
+            start = None
+    if start is not None:
+        out.append((start, None))
+    return out
+
+
+# ---------------------------------------------------------------------------- the checks
+
+class Deploy:
+    def __init__(self, run, guest, nodes, qmp_path, workdir):
+        self.run, self.g, self.out = run, guest, run.out
+        self.nodes = nodes
+        self.dumper = Dumper(qmp_path, workdir)
+        self.cells = self.make_cells()
+        self.next_cell = 0
+        self.table = []
+        self.kiosk = None         # {"cage": PID, "app": PID}
+        self.marks = set()        # the app's marks as last seen
+        self.upgrades = 0
+
+    # -- helpers
+
+    def make_cells(self):
+        """Places for strokes on the app's surface, clear of the lock screen's nodes by
+        three quarters of their spacing (so a stroke made while locked selects nothing)."""
+        (ax, ay), (bx, by) = self.nodes[0], self.nodes[1]
+        clear = max(90.0, 0.75 * ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5)
+        cells = []
+        for y in range(12, APP_H - 8, 13):
+            for x in range(16, APP_W - 76, 92):
+                pts = [(x + d, y) for d in range(0, 61, 10)]
+                if all(((px - nx) ** 2 + (py - ny) ** 2) ** 0.5 > clear for px, py in pts for nx, ny in self.nodes):
+                    cells.append((x, y, x + 60))
+        return cells
+
+    def take_cells(self, n):
+        if self.next_cell + n > len(self.cells):
+            raise CheckFailed(f"out of places for strokes ({len(self.cells)} cells)")
+        c = self.cells[self.next_cell:self.next_cell + n]
+        self.next_cell += n
+        return c
+
+    def screendump(self):
+        return self.g.screendump()
+
+    def poll(self, want, timeout, what, name=None):
+        """Screendumps until want(img) returns no problems; returns the image."""
+        deadline = time.monotonic() + timeout
+        while True:
+            img = self.g.screendump()
+            problems = want(img)
+            if not problems:
+                return img
+            if time.monotonic() > deadline:
+                if name:
+                    save(self.out, name, img)
+                raise CheckFailed(f"{what} not seen after {timeout} s"
+                                  + (f" (screendump {name})" if name else "") + ": " + "; ".join(problems))
+            time.sleep(0.05)
+
+    def want_app(self, img):
+        return app_shown(img, RECT)
+
+    def want_lock(self, img):
+        return verify(img, self.nodes, RIGHT, "idle")
+
+    def status(self, check=True):
+        rc, lines = self.g.run("timeout 15 touchlockctl status </dev/null", check=False)
+        st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
+        if not st:
+            if check:
+                raise CheckFailed("no status from touchlockctl: " + " | ".join(lines))
+            return None
+        return st[-1]
+
+    def active_vt(self):
+        _, lines = self.g.run("cat /sys/class/tty/tty0/active")
+        return lines[-1].strip() if lines else ""
+
+    def main_pid(self, unit=UNIT):
+        _, lines = self.g.run(f"systemctl show -p ActiveState,SubState,MainPID {unit}")
+        v = dict(l.split("=", 1) for l in lines if "=" in l)
+        return v.get("MainPID") if v.get("ActiveState") == "active" and v.get("MainPID", "0") != "0" else None
+
+    def kiosk_pids(self):
+        _, lines = self.g.run("pidof weston-simple-touch; true")
+        app = lines[-1].strip() if lines and lines[-1].strip() else None
+        return {"cage": self.main_pid(KIOSK), "app": app}
+
+    def session(self):
+        """The kiosk user's logind session: its properties, or None."""
+        _, lines = self.g.run("for s in $(loginctl list-sessions --no-legend | awk '$3 == \"kiosk\" {print $1}');"
+                              " do loginctl show-session $s -p Id -p TTY -p Active -p Type -p State -p Seat; echo; done",
+                              check=False)
+        sessions, cur = [], {}
+        for l in lines + [""]:
+            if "=" in l:
+                k, v = l.split("=", 1)
+                cur[k] = v
+            elif cur:
+                sessions.append(cur)
+                cur = {}
+        live = [s for s in sessions if s.get("State") != "closing"]
+        return live[-1] if live else None
+
+    def strokes_until_marked(self, what, cells):
+        """Strokes in the given cells, one after another, until one leaves its marks on the
+        app: the first is the throwaway one (wlroots loses the first touch after a VT
+        switch); returns the marks, raises if none of them drew."""
+        for i, cell in enumerate(cells):
+            before = marks(self.screendump(), RECT)
+            inject(self.g, cell_stroke(cell), f"@@cell-{self.next_cell}-{i}")
+            deadline = time.monotonic() + (1.5 if i == 0 else 3)
+            while time.monotonic() < deadline:
+                img = self.screendump()
+                if not app_shown(img, RECT) and cell_hit(marks(img, RECT) - before, cell):
+                    time.sleep(0.3)
+                    img = self.screendump()
+                    return img, i
+                time.sleep(0.1)
+        save(self.out, f"deploy-untouched-{self.next_cell}.png", img)
+        raise CheckFailed(f"{what}: none of {len(cells)} strokes on the app left a mark"
+                          f" (screendump deploy-untouched-{self.next_cell}.png)")
+
+    def unlock(self, what):
+        """The right pattern: the app back on tty1, status unlocked; returns the screendump."""
+        st = self.status()
+        if st["state"] == "lockout":
+            wait = st.get("retry_after_ms", 0) / 1000 + 2
+            print(f"vm-systemd: locked out, waiting {wait:.0f} s before the pattern", flush=True)
+            time.sleep(wait)
+        inject(self.g, stroke(self.nodes, RIGHT, lift=True), "@@unlock")
+        img = self.poll(self.want_app, 15, what, name="deploy-no-app.png")
+        st = self.status()
+        vt = self.active_vt()
+        if st["state"] != "unlocked" or vt != "tty1":
+            raise CheckFailed(f"{what}: status {st['state']}, active {vt}")
+        return img
+
+    def lock(self, what):
+        """touchlockctl lock: the reply, the status and the screen all say locked."""
+        rc, lines = self.g.run("timeout 25 touchlockctl lock </dev/null", timeout=30, check=False)
+        reply = " | ".join(lines)
+        if rc != 0:
+            img = self.screendump()
+            raise CheckFailed(f"{what}: touchlockctl lock exited {rc}: {reply}; the screen shows {classify(img)}")
+        img = self.poll(self.want_lock, 5, f"{what}: the lock screen", name="deploy-not-locked.png")
+        st = self.status()
+        if st["state"] != "locked" or st.get("display") != "shown":
+            raise CheckFailed(f"{what}: status after lock: " + json.dumps(st))
+        return img
+
+    def ensure_kiosk(self, before):
+        """Brings the device to the app on screen, unlocked, on tty1, before `before`;
+        says what it had to do (the previous check failed if it had to do anything)."""
+        done = []
+        g = self.g
+        self.resync()
+        if not self.main_pid():
+            done.append("systemctl start touchlockd")
+            g.run("timeout 50 systemctl start touchlockd", timeout=60, check=False)
+        st = self.status(check=False)
+        if st and st["state"] != "unlocked":
+            done.append("the pattern")
+            try:
+                self.unlock("recovery")
+            except CheckFailed:
+                pass
+        if self.active_vt() != "tty1":
+            done.append("systemctl stop touchlockd, VT_UNLOCKSWITCH, chvt 1, systemctl start touchlockd, the pattern")
+            g.run(f"timeout 30 systemctl stop touchlockd; {UNLOCKSWITCH}; timeout 10 chvt 1;"
+                  " timeout 50 systemctl start touchlockd", timeout=120, check=False)
+            try:
+                self.unlock("recovery")
+            except CheckFailed:
+                pass
+        if not self.main_pid(KIOSK):
+            done.append("systemctl start cage@tty1")
+            g.run(f"systemctl reset-failed {KIOSK}; systemctl start --no-block {KIOSK}", check=False)
+        try:
+            img = self.poll(self.want_app, 20, "the app")
+        except CheckFailed as e:
+            raise CheckFailed(f"not reached: the kiosk cannot be brought back before {before}"
+                              f" (after {', '.join(done) or 'nothing'}): {e}")
+        if done:
+            print(f"vm-systemd: before {before} the kiosk had to be brought back: {'; '.join(done)}", flush=True)
+        if done or self.kiosk is None:
+            self.kiosk = self.kiosk_pids()
+        self.marks = marks(img, RECT)
+        return img
+
+    def resync(self):
+        """Waits until the guest's shell has finished every command sent before (one that
+        timed out on the host may still be running there), so replies match again."""
+        self.syncs = getattr(self, "syncs", 0) + 1
+        since = self.g.mark()
+        self.g.send(f"echo @@sync-{self.syncs}")
+        self.g.expect(rf"^@@sync-{self.syncs}$", 180, since, what="the guest's shell catching up")
+        self.g.expect(r"^@@rc \d+$", 10, since, what="the guest's shell catching up")
+
+    # -- the kiosk
+
+    def kiosk_up(self):
+        g = self.g
+        s = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            s = self.session()
+            if s and s.get("Active") == "yes":
+                break
+            time.sleep(1)
+        _, lines = g.run("systemctl is-system-running --wait", timeout=60, check=False)
+        state = lines[-1] if lines else "?"
+        _, t = g.run("systemd-analyze time", check=False)
+        self.run.figure("systemd-analyze time, once the kiosk is up",
+                        " ".join(t).replace("Startup finished in ", "") + f" (system {state})")
+        if not s or s.get("Active") != "yes" or s.get("TTY") != "tty1" or s.get("Seat") != "seat0":
+            _, j = g.run(f"systemctl status --no-pager {KIOSK} | tail -n 15; loginctl list-sessions --no-legend",
+                         check=False)
+            raise CheckFailed(f"the kiosk's session: {s}; active VT {self.active_vt()}")
+        print(f"vm-systemd: kiosk session {s.get('Id')}: {s.get('Type')} on {s.get('Seat')} {s.get('TTY')},"
+              f" active", flush=True)
+        img = self.poll(self.want_app, 20, "weston-simple-touch on screen", name="deploy-kiosk.png")
+        save(self.out, "deploy-kiosk.png", img)
+        self.kiosk = self.kiosk_pids()
+        if not self.kiosk["cage"] or not self.kiosk["app"]:
+            raise CheckFailed(f"cage or weston-simple-touch not running: {self.kiosk}")
+        img, _ = self.strokes_until_marked("a touch on the app", self.take_cells(3))
+        save(self.out, "deploy-kiosk-touched.png", img)
+        self.marks = marks(img, RECT)
+
+    # -- one event
+
+    def event(self, name, command, seconds, locked):
+        g = self.g
+        tag = f"[{name}, {'locked' if locked else 'unlocked'}]"
+        checks = [f"{tag} {c}" for c in (EVENT_CHECKS_LOCKED if locked else []) + EVENT_CHECKS]
+        row = {"event": tag[1:-1], "locked": locked}
+        self.table.append(row)
+        try:
+            self.ensure_kiosk(tag)
+            before_marks = set(self.marks)
+            kiosk = dict(self.kiosk)
+            if locked:
+                self.lock(f"{tag} before the event")
+            old = self.main_pid()
+            if not old:
+                raise CheckFailed("touchlockd is not running")
+            if name == "upgrade":
+                self.upgrades += 1
+            cmd = command.format(pid=old, n=self.upgrades)
+            cells = self.take_cells(seconds)
+            lines = []
+            for cell in cells:
+                lines += ["sleep 1000"] + cell_stroke(cell)
+            lines.append(f"echo @@touches-{self.next_cell}")
+            g.run("rm -f /tmp/touches")
+            for k in range(0, len(lines), 60):
+                g.run("printf '%s\\n' " + " ".join(f"'{x}'" for x in lines[k:k + 60]) + " >>/tmp/touches")
+        except CheckFailed as e:
+            for c in checks:
+                self.run.results[c] = f"not reached: {e}"
+                print(f"vm-systemd: {c}: FAILED (not reached: {e})", flush=True)
+            return
+
+        since = g.mark()
+        self.dumper.start()
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        _, out = g.run(f"cat /tmp/touches >&3; {{ timeout 150 sh -c '{cmd}'; echo \"@@event-rc $?\"; }} </dev/null 2>&1"
+                       " | tail -n 30", timeout=180, check=False)
+        t_done = time.monotonic()
+        rc = next((l.split()[1] for l in out if l.startswith("@@event-rc")), "?")
+        # A new main PID, active (or none after 30 s).
+        new, t_new = None, None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            p = self.main_pid()
+            if p and p != old:
+                new, t_new = p, time.monotonic()
+                break
+            time.sleep(0.3)
+        # Screendumps go on while the strokes are made, and until the lock screen has stayed
+        # up for a second (or 12 s after the new main PID).
+        try:
+            g.expect(rf"^@@touches-{self.next_cell}$", seconds + 40, since, what="the strokes' end")
+        except CheckFailed:
+            pass
+        end = time.monotonic() + 12
+        while time.monotonic() < end:
+            recent = self.dumper.kinds_since(time.monotonic() - 1.0)
+            if time.monotonic() - t0 > 3 and len(recent) >= 5 and all(k == "lock" for k in recent):
+                break
+            time.sleep(0.2)
+        frames = self.dumper.stop()
+        first_app, last = self.dumper.first_app, self.dumper.last
+        t_end = time.monotonic()
+
+        n = len(frames)
+        intervals = [b[0] - a[0] for a, b in zip(frames, frames[1:])]
+        app_frames = [t - t0 for t, k in frames if k == "app" and t >= t0]
+        off = [(a - t0, (b - a) if b else None) for a, b in gaps([f for f in frames if f[0] >= t0])]
+        longest = max((d if d is not None else t_end - (a + t0)) for a, d in off) if off else 0.0
+        never_back = any(d is None for _, d in off)
+        row.update({
+            "dumps": n, "mean_ms": 1000 * sum(intervals) / len(intervals) if intervals else 0,
+            "max_ms": 1000 * max(intervals) if intervals else 0, "app_dumps": len(app_frames),
+            "off_s": longest, "never_back": never_back, "rc": rc,
+            "new_pid_s": (t_new - t0) if t_new else None, "event_s": t_done - t0,
+        })
+        kinds = {k: sum(1 for _, kk in frames if kk == k) for k in ("lock", "app", "other")}
+        print(f"vm-systemd: {tag} `{cmd}` exited {rc} after {t_done - t0:.1f} s; main PID {old} -> "
+              f"{new or 'none'}{f' after {t_new - t0:.1f} s' if t_new else ''}; {n} screendumps every"
+              f" {row['mean_ms']:.0f} ms (max {row['max_ms']:.0f}): {kinds['lock']} lock screen,"
+              f" {kinds['app']} app, {kinds['other']} other; lock screen off "
+              + (", ".join(f"at {a:.2f} s for {d:.2f} s" if d is not None else f"from {a:.2f} s on" for a, d in off)
+                 or "never"), flush=True)
+        if rc != "0":
+            print(f"vm-systemd: {tag} output: " + " | ".join(out[-12:]), flush=True)
+        slug = re.sub(r"[^a-z0-9]+", "-", tag.lower()).strip("-")
+        if first_app is not None:
+            save(self.out, f"deploy-{slug}-app-shown.png", first_app)
+        if last is not None:
+            save(self.out, f"deploy-{slug}-end.png", last)
+
+        def record(check, fn):
+            self.run.record(f"{tag} {check}", fn)
+
+        if locked:
+            def exposure():
+                if app_frames:
+                    raise CheckFailed(f"{len(app_frames)} of {n} screendumps show the app, the first"
+                                      f" {app_frames[0]:.2f} s into the event (deploy-{slug}-app-shown.png)")
+            record(EVENT_CHECKS_LOCKED[0], exposure)
+
+        # What happened to the app is seen after the unlock.
+        after = {"img": None, "error": None}
+
+        def lock_after():
+            self.lock(f"{tag} afterwards")
+
+        def unlock_after():
+            try:
+                after["img"] = self.unlock(f"{tag} the app after the unlock")
+            except CheckFailed as e:
+                after["error"] = str(e)
+                raise
+
+        touched = []
+
+        def no_touch():
+            if after["img"] is None:
+                raise CheckFailed("not reached: the app did not come back: " + str(after["error"]))
+            new_marks = marks(after["img"], RECT) - before_marks
+            touched.extend(c for c in cells if cell_hit(new_marks, c))
+            if touched:
+                raise CheckFailed(f"{len(touched)} of {len(cells)} strokes made during the event reached the app")
+            now = self.kiosk_pids()
+            if now != kiosk:
+                # A new app has none of the old one's marks: what reached the old one is lost.
+                raise CheckFailed(f"cannot be judged: the kiosk was started again (PIDs before {kiosk}, after"
+                                  f" {now}), so the strokes that reached the app before cannot be seen")
+
+        def lock_back():
+            if never_back:
+                raise CheckFailed(f"the lock screen left the screen {off[-1][0]:.2f} s into the event and was not"
+                                  f" back {t_end - t0:.1f} s in (deploy-{slug}-end.png)")
+            if longest > LOCK_BACK_S:
+                raise CheckFailed(f"the lock screen was off the screen for {longest:.2f} s")
+
+        def kept():
+            now = self.kiosk_pids()
+            problems = []
+            if now != kiosk:
+                problems.append(f"PIDs before {kiosk}, after {now}")
+            if after["img"] is not None:
+                lost = before_marks - marks(after["img"], RECT)
+                if lost:
+                    problems.append(f"{len(lost)} of the app's {len(before_marks)} marked pixels are gone")
+            else:
+                problems.append("the app did not come back after the unlock")
+            if problems:
+                raise CheckFailed("; ".join(problems))
+
+        def takes_touches():
+            if after["error"]:
+                raise CheckFailed(after["error"])
+            img, _ = self.strokes_until_marked(f"{tag} after the unlock", self.take_cells(3))
+            self.marks = marks(img, RECT)
+
+        # lock covers afterwards, then the pattern; the touches and the kiosk's PIDs are
+        # judged on the app given back.
+        st = self.status(check=False)
+        print(f"vm-systemd: {tag} status afterwards: {json.dumps(st) if st else 'none'}; active {self.active_vt()}",
+              flush=True)
+        record(EVENT_CHECKS[1], lock_after)
+        try:
+            unlock_after()
+        except CheckFailed:
+            pass
+        if locked:
+            record(EVENT_CHECKS_LOCKED[1], no_touch)
+            record(EVENT_CHECKS_LOCKED[2], lock_back)
+        else:
+            try:
+                no_touch()
+            except CheckFailed:
+                pass
+        row["touched"] = len(touched) if after["img"] is not None and self.kiosk_pids() == kiosk else None
+        row["strokes"] = len(cells)
+        record(EVENT_CHECKS[0], kept)
+        record(EVENT_CHECKS[2], takes_touches)
+        # Reorder the results as the names are listed.
+
+    # -- the rest
+
+    def no_card(self):
+        g = self.g
+        g.run("mkdir -p /run/touchlock-nocard && printf '[display]\\nvt = off\\n' >/run/touchlock-nocard/nocard.conf")
+        t = time.monotonic()
+        _, lines = g.run("systemd-run --wait --pipe --quiet -p PrivateDevices=yes -p RuntimeMaxSec=20"
+                         " /usr/sbin/touchlockd -C /run/touchlock-nocard/nocard.conf --display auto --input evdev"
+                         " --socket /run/touchlock-nocard/sock --state /run/touchlock-nocard/state </dev/null 2>&1;"
+                         " echo \"@@nocard $?\"", timeout=60, check=False)
+        took = time.monotonic() - t
+        m = next((l.split()[1] for l in lines if l.startswith("@@nocard ")), "?")
+        said = " | ".join(l for l in lines if not l.startswith("@@"))[-400:]
+        print(f"vm-systemd: touchlockd --display auto with no card: exit {m} after {took:.1f} s: {said}", flush=True)
+        if m in ("0", "?") or "first frame shown" in said or took > 19:
+            raise CheckFailed(f"exit status {m} after {took:.1f} s: {said}")
+
+    def retry(self):
+        g = self.g
+        self.ensure_kiosk("the retry check")
+        _, lines = g.run("pidof systemd-logind")
+        logind = lines[-1].strip()
+        g.run(f"kill -STOP {logind}")
+        stopped = True
+        try:
+            rc, lines = g.run("timeout 40 touchlockctl lock </dev/null", timeout=60, check=False)
+            st = self.status()
+            img = self.screendump()
+            print(f"vm-systemd: lock with systemd-logind stopped: exit {rc}: {' | '.join(lines)[-300:]};"
+                  f" status {json.dumps(st)}; the screen shows {classify(img)}", flush=True)
+            if st["state"] == "locked" and st.get("display") == "shown" and classify(img) != "lock":
+                raise CheckFailed("status says locked and shown while the screen shows " + classify(img))
+            t = time.monotonic()
+            g.run(f"kill -CONT {logind}")
+            stopped = False
+            try:
+                self.poll(self.want_lock, 5, "the lock screen after the VT owner resumed", name="deploy-retry.png")
+            except CheckFailed as e:
+                st = self.status()
+                raise CheckFailed(f"{e}; status {json.dumps(st)}")
+            print(f"vm-systemd: the lock screen shown {time.monotonic() - t:.1f} s after systemd-logind resumed",
+                  flush=True)
+            st = self.status()
+            if st["state"] != "locked" or st.get("display") != "shown":
+                raise CheckFailed("status: " + json.dumps(st))
+        finally:
+            if stopped:
+                g.run(f"kill -CONT {logind}")
+
+    def run_all(self):
+        names = check_names()
+        for n in names:
+            self.run.results[n] = "not reached"
+        self.run.record(names[0], self.kiosk_up)
+        # Each event starts from the app on screen, unlocked: brought back if the check
+        # before left it otherwise (and said so), so that every event is judged.
+        for locked in (True, False):
+            for name, cmd, seconds in EVENTS:
+                self.event(name, cmd, seconds, locked)
+        self.run.record(names[-2], self.no_card)
+        self.run.record(names[-1], self.retry)
+        self.print_table()
+
+    def print_table(self):
+        print("vm-systemd: per event (screendumps through the event, their mean and longest interval; screendumps"
+              " showing the app (exposure where it was locked); strokes made during it that reached the app (?: the"
+              " app did not come back or was started again); the longest time the lock screen was off the screen"
+              " (where it was locked); the event's exit status; seconds to the new main PID):", flush=True)
+        print(f"vm-systemd: | {'event':<22} | dumps | every ms (max) | app shown | touches reached | lock off s"
+              f" | rc | new PID after s |")
+        for r in self.table:
+            if "dumps" not in r:
+                print(f"vm-systemd: | {r['event']:<22} | not run |")
+                continue
+            touched = "?" if r.get("touched") is None else f"{r['touched']}/{r['strokes']}"
+            off = (f"{r['off_s']:.2f}" + (" (not back)" if r["never_back"] else "")) if r["locked"] else "-"
+            new = "none" if r["new_pid_s"] is None else f"{r['new_pid_s']:.1f}"
+            print(f"vm-systemd: | {r['event']:<22} | {r['dumps']:5d} | {r['mean_ms']:5.0f} ({r['max_ms']:4.0f})   |"
+                  f" {r['app_dumps']:9d} | {touched:>15} | {off:>10} | {r['rc']:>2} | {new:>15} |", flush=True)
