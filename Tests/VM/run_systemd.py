@@ -100,8 +100,18 @@ def build_image(args, pattern_hash):
     os.makedirs(kiosk_d, exist_ok=True)
     shutil.copy(dropins[0], os.path.join(kiosk_d, os.path.basename(dropins[0])))
     print(f"vm-systemd: the kiosk's drop-in, from the package: {os.path.relpath(dropins[0], r)}", flush=True)
-    with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/kiosk.conf"), "w") as f:
-        f.write("[display]\nvt = 8\n")
+    # touchlockd's own VT, as README.Debian's kiosk recipe writes it (its printf line run
+    # here); VT 8 if the recipe has none.
+    readme = os.path.join(r, "usr/share/doc/touchlock/README.Debian")
+    text = open(readme).read() if os.path.exists(readme) else ""
+    vt = re.search(r"^\s*(printf '\[display\][^']*' > /etc/touchlock/touchlock\.conf\.d/[\w.-]+\.conf)\s*$", text, re.M)
+    if vt:
+        subprocess.run(["chroot", r, "sh", "-c", vt.group(1)], check=True)
+        print(f"vm-systemd: touchlockd's VT as README.Debian sets it: {vt.group(1)}", flush=True)
+    else:
+        with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/vt.conf"), "w") as f:
+            f.write("[display]\nvt = 8\n")
+        print("vm-systemd: README.Debian sets no [display] vt: vt = 8 written", flush=True)
     # A machine id: not a first boot (no systemd-firstboot, no presets applied).
     with open(os.path.join(r, "etc/machine-id"), "w") as f:
         f.write("0123456789abcdef0123456789abcdef\n")
