@@ -383,8 +383,15 @@ class Deploy:
             done.append("systemctl start cage@tty1")
             g.run(f"systemctl reset-failed {KIOSK}; systemctl start --no-block {KIOSK}", check=False)
         try:
-            img = self.poll(self.want_app, 20, "the app")
+            try:
+                img = self.poll(self.want_app, 10 if done else 5, "the app")
+            except CheckFailed:
+                # cage started while its session was not active may never show the app.
+                done.append("systemctl restart cage@tty1")
+                g.run(f"systemctl reset-failed {KIOSK}; timeout 30 systemctl restart {KIOSK}", timeout=40, check=False)
+                img = self.poll(self.want_app, 20, "the app", name=f"deploy-not-back-{self.next_cell}.png")
         except CheckFailed as e:
+            self.diagnose()
             raise CheckFailed(f"not reached: the kiosk cannot be brought back before {before}"
                               f" (after {', '.join(done) or 'nothing'}): {e}")
         if done:
@@ -393,6 +400,17 @@ class Deploy:
             self.kiosk = self.kiosk_pids()
         self.marks = marks(img, RECT)
         return img
+
+    def diagnose(self):
+        """What the VTs, the kiosk and touchlockd say, printed when the kiosk is not on screen."""
+        _, lines = self.g.run(
+            "echo \"active $(cat /sys/class/tty/tty0/active)\"; loginctl list-sessions --no-legend;"
+            f" systemctl show -p ActiveState,SubState,MainPID,NRestarts {KIOSK} | tr '\\n' ' '; echo;"
+            " ls /run/touchlock; for f in /run/touchlock/*; do [ -S \"$f\" ] || { echo \"$f:\"; head -c 300 \"$f\"; echo; }; done;"
+            " journalctl -b -o short-monotonic --no-pager -u touchlockd -u cage@tty1 -u systemd-logind"
+            " | grep -i -e ' VT' -e 'hand' -e terminal -e 'kiosk' -e session -e cage -e 'record' | tail -n 40",
+            check=False, timeout=30)
+        print("vm-systemd: diagnosis: " + " | ".join(lines)[-3000:], flush=True)
 
     def resync(self):
         """Waits until the guest's shell has finished every command sent before (one that
@@ -422,6 +440,7 @@ class Deploy:
         if not s or s.get("Active") != "yes" or s.get("TTY") != "tty1" or s.get("Seat") != "seat0":
             _, j = g.run(f"systemctl status --no-pager {KIOSK} | tail -n 15; loginctl list-sessions --no-legend",
                          check=False)
+            self.diagnose()
             raise CheckFailed(f"the kiosk's session: {s}; active VT {self.active_vt()}")
         print(f"vm-systemd: kiosk session {s.get('Id')}: {s.get('Type')} on {s.get('Seat')} {s.get('TTY')},"
               f" active", flush=True)
