@@ -386,8 +386,16 @@ class Deploy:
             try:
                 img = self.poll(self.want_app, 10 if done else 5, "the app")
             except CheckFailed:
-                # cage started while its session was not active may never show the app.
-                done.append("systemctl restart cage@tty1")
+                # cage started while its session was not active, or while touchlockd held
+                # DRM master, never shows the app: a lock and an unlock (touchlockd's own
+                # hand-over drops master), then cage started again.
+                done.append("touchlockctl lock, the pattern, systemctl restart cage@tty1")
+                self.diagnose()
+                g.run("timeout 25 touchlockctl lock </dev/null", timeout=30, check=False)
+                try:
+                    self.unlock("recovery")
+                except CheckFailed:
+                    pass
                 g.run(f"systemctl reset-failed {KIOSK}; timeout 30 systemctl restart {KIOSK}", timeout=40, check=False)
                 img = self.poll(self.want_app, 20, "the app", name=f"deploy-not-back-{self.next_cell}.png")
         except CheckFailed as e:
@@ -407,10 +415,13 @@ class Deploy:
             "echo \"active $(cat /sys/class/tty/tty0/active)\"; loginctl list-sessions --no-legend;"
             f" systemctl show -p ActiveState,SubState,MainPID,NRestarts {KIOSK} | tr '\\n' ' '; echo;"
             " ls /run/touchlock; for f in /run/touchlock/*; do [ -S \"$f\" ] || { echo \"$f:\"; head -c 300 \"$f\"; echo; }; done;"
+            " cat /sys/kernel/debug/dri/0/clients 2>/dev/null | tr -s ' ';"
             " journalctl -b -o short-monotonic --no-pager -u touchlockd -u cage@tty1 -u systemd-logind"
-            " | grep -i -e ' VT' -e 'hand' -e terminal -e 'kiosk' -e session -e cage -e 'record' | tail -n 40",
+            " -u touchlock-wait-unlock | grep -i -e ' VT' -e 'hand' -e terminal -e 'kiosk' -e session -e cage"
+            " -e 'record' -e wait-unlock -e master | tail -n 30; echo '-- touchlockd:';"
+            " journalctl -b -o short-monotonic --no-pager -u touchlockd | tail -n 15",
             check=False, timeout=30)
-        print("vm-systemd: diagnosis: " + " | ".join(lines)[-3000:], flush=True)
+        print("vm-systemd: diagnosis: " + " | ".join(lines)[-5000:], flush=True)
 
     def resync(self):
         """Waits until the guest's shell has finished every command sent before (one that
