@@ -396,7 +396,9 @@ class Deploy:
                     self.unlock("recovery")
                 except CheckFailed:
                     pass
-                g.run(f"systemctl reset-failed {KIOSK}; timeout 30 systemctl restart {KIOSK}", timeout=40, check=False)
+                # cage may hang on SIGTERM (stop-sigterm for TimeoutStopSec): killed.
+                g.run(f"systemctl kill --signal=KILL {KIOSK}; sleep 1; systemctl reset-failed {KIOSK};"
+                      f" timeout 30 systemctl restart {KIOSK}", timeout=45, check=False)
                 img = self.poll(self.want_app, 20, "the app", name=f"deploy-not-back-{self.next_cell}.png")
         except CheckFailed as e:
             self.diagnose()
