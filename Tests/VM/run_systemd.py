@@ -98,10 +98,12 @@ def build_image(args, pattern_hash):
             f.write("#!/bin/sh\nexit 1\n")
         os.chmod(xwayland, 0o755)
     examples = os.path.join(r, "usr/share/doc/touchlock/examples")
+    # The one for the kiosk app's unit: not those for touchlock's own units.
     dropins = sorted(os.path.join(d, f) for d, _, fs in os.walk(examples) for f in fs
-                     if d.endswith(".service.d") and f.endswith(".conf"))
+                     if d.endswith(".service.d") and not os.path.basename(d).startswith("touchlock")
+                     and f.endswith(".conf"))
     if len(dropins) != 1:
-        sys.exit(f"vm-systemd: want one example drop-in under {examples}, found {dropins}")
+        sys.exit(f"vm-systemd: want one example drop-in for an app's unit under {examples}, found {dropins}")
     kiosk_d = os.path.join(r, "etc/systemd/system/cage@tty1.service.d")
     os.makedirs(kiosk_d, exist_ok=True)
     shutil.copy(dropins[0], os.path.join(kiosk_d, os.path.basename(dropins[0])))
