@@ -70,7 +70,7 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         return Exit.ok
     case "wait-unlock":
         let timeout = try invocation.value("timeout", Commands.seconds)
-        return waitUnlock(connect(invocation.socket), timeout: timeout)
+        return waitUnlock(socket: invocation.socket, timeout: timeout)
     case "subscribe":
         let client = connect(invocation.socket)
         _ = request(client, .subscribe, echo: false)
@@ -102,7 +102,30 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
 /// How long the hand-back may take after the unlock before `wait-unlock` gives up.
 let handBackTimeout = Interval.milliseconds(10_000)
 
-func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
+/// Waits for the unlock and the hand-back. A daemon that goes away before the unlock (a
+/// restart, a crash, the watchdog, an upgrade) is waited for: the device is still locked,
+/// and the one after it tells the unlock; a kiosk ordered after this must not start early.
+func waitUnlock(socket: String, timeout: Interval?) -> Int32 {
+    let deadline = timeout.map { EventLoop.now() + $0 }
+    var client = connect(socket)
+    while true {
+        if let done = waitUnlock(client, until: deadline) { return done }
+        StandardStreams.error("touchlockctl: wait-unlock: touchlockd went away before the unlock; waiting for it to come back")
+        // The next daemon's socket, tried every 200 ms for as long as the restart takes
+        // (systemd restarts it within seconds), or until the timeout.
+        let gapEnds = EventLoop.now() + .milliseconds(120_000)
+        while true {
+            if let c = try? ControlClient.connect(path: socket) { client = c; break }
+            let now = EventLoop.now()
+            if let deadline, now >= deadline { fail("timed out waiting for an unlock") }
+            if now >= gapEnds { fail("touchlockd went away before the unlock and did not come back within 120 s") }
+            usleep(200_000)
+        }
+    }
+}
+
+/// One connection's wait; nil when the daemon closed it before the unlock.
+func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
     // Subscribed first, then the status, on one connection: an unlock before the status
     // shows in it, one after it comes as an event; none is missed. It returns once the
     // screen is the kiosk's again (`handed_over`), not at the unlock itself: a kiosk
@@ -122,7 +145,6 @@ func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
         unlockedLine = line
         handBackDeadline = EventLoop.now() + handBackTimeout
     }
-    let deadline = timeout.map { EventLoop.now() + $0 }
     while true {
         let ends = [deadline, handBackDeadline].compactMap { $0 }.min()
         let left = ends.map { $0 - EventLoop.now() }
@@ -134,7 +156,7 @@ func waitUnlock(_ client: ControlClient, timeout: Interval?) -> Int32 {
                     printLine(unlockedLine)
                     return Exit.ok
                 }
-                fail("the daemon closed the connection")
+                return nil
             }
             switch event {
             case .unlocked:
