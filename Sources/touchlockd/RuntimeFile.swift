@@ -16,7 +16,12 @@ struct RuntimeFile {
     /// reads as locked.
     func load() -> RuntimeRecord {
         do {
-            guard let bytes = try DurableFile.readOwned(path) else { return RuntimeRecord() }
+            guard let (bytes, info) = try DurableFile.readWithOwner(path) else { return RuntimeRecord() }
+            // Trusted as the state file is: root's or ours, and nobody else may write it.
+            if let why = StateStore.distrust(path, file: info) {
+                Log.warning("\(why); starting locked")
+                return RuntimeRecord()
+            }
             return RuntimeRecord.read(bytes)
         } catch {
             Log.warning("\(error); starting locked")
