@@ -28,9 +28,10 @@ Checks, each on what an integrator would look at:
 
 The guest is also a Debian kiosk as integrators deploy it: polkitd, libpam-systemd, the user
 kiosk, cage's wiki unit cage@tty1 running weston-simple-touch on virtio-gpu, the package's
-example drop-in on it and touchlockd on its own VT (README.Debian's line). With --deploy
-(TOUCHLOCK_VM_DEPLOY=1) the checks of systemd_deploy.py follow the five above: restarts,
-crashes, the watchdog and upgrades over the running kiosk, locked and unlocked.
+example drop-in on it, touchlockd on its own VT and its secret set by set-secret (README.Debian's
+lines). The checks of systemd_deploy.py follow the five above: restarts, crashes, the watchdog
+and upgrades over the running kiosk, locked and unlocked (--no-deploy or TOUCHLOCK_VM_DEPLOY=0
+for the five alone).
 
 Figures printed: QEMU start to the shell, `systemd-analyze time`, touchlockd's exec to
 READY=1, SIGSTOP to the new main PID active, `systemctl restart` time, the exposure.
@@ -48,7 +49,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, hash_pattern, inject, poll_screen,  # noqa: E402
+from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, inject, poll_screen,  # noqa: E402
                      save, stroke)
 from systemd_deploy import Deploy  # noqa: E402
 
@@ -68,15 +69,25 @@ CHECKS = ["ready: active only once the lock screen is shown",
 
 # ---------------------------------------------------------------------------- the image
 
-def build_image(args, pattern_hash):
+def build_image(args):
     """Adds the test's settings and files to the root with the package installed, enables
     the units and writes the initramfs."""
     r = args.root
-    # As README.Debian says: a secret first, then the unit enabled.
-    conf = os.path.join(r, "etc/touchlock/touchlock.conf")
-    if pattern_hash not in open(conf).read():
-        with open(conf, "a") as f:
-            f.write(f"\n[pattern]\nhash = {pattern_hash}\n")
+    # As README.Debian says: a secret first, with the package's touchlockctl set-secret (the
+    # hash into /etc/touchlock/secrets.conf, 0600, never into the readable conffile), then
+    # the unit enabled.
+    pattern = "-".join(str(i) for i in RIGHT) + "\n"
+    p = subprocess.run(["chroot", r, "touchlockctl", "set-secret", "pattern"], input=pattern * 2,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"vm-systemd: `touchlockctl set-secret pattern` in the root failed (exit {p.returncode}):"
+                 f" {p.stderr.strip()}")
+    secrets = os.path.join(r, "etc/touchlock/secrets.conf")
+    st = os.stat(secrets)
+    if st.st_mode & 0o077 or st.st_uid != 0:
+        sys.exit(f"vm-systemd: set-secret left {secrets} mode {st.st_mode & 0o777:o} owner {st.st_uid}")
+    if "$y$" in open(os.path.join(r, "etc/touchlock/touchlock.conf")).read():
+        sys.exit("vm-systemd: a hash is in the readable touchlock.conf")
     os.makedirs(os.path.join(r, "etc/touchlock/touchlock.conf.d"), exist_ok=True)
     with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/vm-test.conf"), "w") as f:
         f.write(f"[lockout]\nschedule = 0,0,0,0,{LOCKOUT_S}\nerror_hold_ms = {ERROR_HOLD_MS}\n")
@@ -432,20 +443,19 @@ def main():
     ap.add_argument("--vmlinux", required=True)
     ap.add_argument("--root", required=True, help="the guest's root, the package installed (systemd.sh)")
     ap.add_argument("--initrd", required=True, help="the initramfs to write from --root")
-    ap.add_argument("--ctl", required=True, help="touchlockctl on the host (to hash the test pattern)")
     ap.add_argument("--out", default=os.path.join(REPO, ".vm", "out-systemd"))
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds before QEMU is killed")
-    # Off by default until touchlockd passes them (scripts/test reads the last line).
+    # On by default, so in scripts/test; TOUCHLOCK_VM_DEPLOY=0 or --no-deploy for the five alone.
     ap.add_argument("--deploy", dest="deploy", action="store_true",
-                    default=os.environ.get("TOUCHLOCK_VM_DEPLOY", "0") == "1",
-                    help="also run the deployment checks (systemd_deploy.py; also TOUCHLOCK_VM_DEPLOY=1)")
+                    default=os.environ.get("TOUCHLOCK_VM_DEPLOY", "1") != "0",
+                    help="run the deployment checks too (systemd_deploy.py; the default)")
     ap.add_argument("--no-deploy", dest="deploy", action="store_false", help="only the five checks above")
     ap.add_argument("--boot-timeout", type=float, default=120)
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    build_image(args, hash_pattern(args.ctl, RIGHT))
+    build_image(args)
 
     for number in (1, 2):
         try:

@@ -52,9 +52,6 @@ chroot "$R" dpkg -i /tmp/touchlock.deb > "$DIR/dpkg.log" 2>&1 \
 rm -f "$R/tmp/touchlock.deb"
 # touchinject, built on this Debian 12 (libevdev linked in).
 install -m 0755 "$CACHE/bin/touchinject" "$R/usr/local/bin/touchinject"
-# The host hashes the test's pattern with the package's touchlockctl.
-rm -rf "$DIR/pkg"
-dpkg -x "$DEB" "$DIR/pkg"
 # The upgrades the deployment checks install with dpkg -i: the same package with higher
 # versions (only its control file changed), as an upgrade from the archive would be.
 VERSION=$(dpkg-deb -f "$DEB" Version)
@@ -69,4 +66,4 @@ t2=$(date +%s)
 echo "vm-systemd: prepared in $((t1 - t0)) s, root with the package in $((t2 - t1)) s"
 
 exec python3 "$ROOT/Tests/VM/run_systemd.py" --vmlinux "$CACHE/vmlinux" --root "$R" \
-    --initrd "$DIR/initrd.cpio" --ctl "$DIR/pkg/usr/bin/touchlockctl" --out "$CACHE/out-systemd" "$@"
+    --initrd "$DIR/initrd.cpio" --out "$CACHE/out-systemd" "$@"
