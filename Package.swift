@@ -68,6 +68,8 @@ let package = Package(
         // The program's argc and argv, captured before main by an ELF constructor, so that
         // they are read without /proc (Swift's CommandLine reads /proc/self/cmdline).
         .target(name: "CArguments", path: "Modules/CArguments"),
+        // logind over sd-bus, libsystemd loaded with dlopen when first used (see its header).
+        .target(name: "CLogind", path: "Modules/CLogind"),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
@@ -88,6 +90,8 @@ let package = Package(
                 swiftSettings: mocking,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CDrm"])]),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: swiftFlags),
+        // logind's Lock, Unlock and PrepareForSleep, its sleep delay and idle hint, on the loop.
+        .target(name: "TouchlockLogind", dependencies: ["TouchlockCore", "TouchlockSystem", "CLogind"], swiftSettings: swiftFlags),
         .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"], swiftSettings: swiftFlags),
         // One command-line convention for both binaries: options, help, usage errors.
         .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem", "CArguments"], swiftSettings: swiftFlags),
@@ -98,7 +102,7 @@ let package = Package(
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
-            "TouchlockCommandLine",
+            "TouchlockCommandLine", "TouchlockLogind",
         ], swiftSettings: swiftFlags, linkerSettings: touchlockdLink),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",

@@ -47,6 +47,9 @@ public struct Config: Sendable {
     public var displayConnectors: [String] = []
     /// The backlight switched off with the screen (`[display] backlight`).
     public var backlight = BacklightChoice.auto
+    /// The logind seat whose sessions' Lock locks, whose active session's idle hint
+    /// follows the panel (`[logind] seat`; nil: logind is not used).
+    public var logindSeat: String? = "seat0"
     /// The mode to pick on each output that offers it (`[display] mode`; nil: preferred).
     public var displayMode: DisplayMode?
     /// The output the touch panels belong to (`[input] output`; nil: for each panel the
@@ -94,7 +97,7 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics", "logind"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
@@ -183,6 +186,15 @@ public struct Config: Sendable {
                     c.backlight = .named(v)
                 }
             }, show: { "\($0.backlight)" }),
+        Key(section: "logind", name: "seat", flatName: nil,
+            set: { c, v throws(BadValue) in
+                if v == "off" { c.logindSeat = nil; return }
+                // logind's seat names: "seat" and then letters, digits, '-' and '_'.
+                guard v.hasPrefix("seat"), v.count <= 64,
+                      v.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7a) || $0 == 0x2d || $0 == 0x5f })
+                else { throw BadValue(message: "expected off or a seat name like seat0, found '\(v)'") }
+                c.logindSeat = v
+            }, show: { $0.logindSeat ?? "off" }),
         Key(section: "display", name: "vt", flatName: nil,
             set: { c, v throws(BadValue) in
                 switch v {

@@ -32,6 +32,10 @@ final class Daemon {
     var onEvent: ((LockEvent) -> Void)?
     /// Told once the screen and the input are the kiosk's again after an unlock.
     var onHandedOver: (() -> Void)?
+    /// Told of each touch and key (logind's idle hint).
+    var onActivity: (() -> Void)?
+    /// Told when the screen blanks or the idle lock locks (logind's idle hint).
+    var onIdle: (() -> Void)?
     /// What the daemon after this one starts from (locked or not, the VT to return to),
     /// kept beside the control socket; nil: not kept (`--once`).
     private let runtime: RuntimeFile?
@@ -216,9 +220,11 @@ final class Daemon {
                             place: { [unowned self] device in self.place(device) },
                             touches: { [unowned self] touches, time in
                                 self.perform(self.lock.touches(self.onPrimary(touches), at: time), eventTime: time)
+                                self.onActivity?()
                             },
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
+                                self.onActivity?()
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
         inputs?.grab(inputGrabbed)
@@ -435,6 +441,7 @@ final class Daemon {
             case .releaseDisplay:
                 carryOut(cover.uncoverAsked())
             case .blankDisplay:
+                onIdle?()
                 for p in presenters {
                     p.blankScreen()
                     backlights[p.display.name]?.switchOff()
@@ -519,7 +526,10 @@ final class Daemon {
         guard armedTimers.insert(t).inserted else { return }
         loop.schedule(at: t) { [unowned self] now in
             self.armedTimers.remove(t)
-            self.perform(self.lock.timer(at: now))
+            let actions = self.lock.timer(at: now)
+            // The idle lock.
+            if actions.contains(where: { if case .notify(.locked) = $0 { true } else { false } }) { self.onIdle?() }
+            self.perform(actions)
         }
     }
 
@@ -567,9 +577,23 @@ final class Daemon {
     }
 
     /// A client asked to lock the device again; `done` is called once the lock screen is
-    /// on the display, or with why it cannot be.
-    func lockRequested(_ done: @escaping (Result<Status.State, ControlError>) -> Void) {
-        lockReplies.append(done)
+    /// on the display (with `shown`, once its frame is on the screen of every output), or
+    /// with why it cannot be.
+    func lockRequested(shown: Bool = false, _ done: @escaping (Result<Status.State, ControlError>) -> Void) {
+        if shown {
+            lockReplies.append { [unowned self] result in
+                guard case .success = result else { return done(result) }
+                var waiting = self.presenters.count
+                for p in self.presenters {
+                    p.whenShown {
+                        waiting -= 1
+                        if waiting == 0 { done(result) }
+                    }
+                }
+            }
+        } else {
+            lockReplies.append(done)
+        }
         // An output lost while locked (another process took master) is tried again.
         for p in presenters { p.retry(.lockRequested) }
         // Locked, but the lock screen never made it to the display: tried again.

@@ -46,6 +46,8 @@ final class Presenter {
     /// flip's completion; the next loop turn when headless).
     private(set) var eventToShown = LatencyEstimator()
     private(set) var framesPresented = 0
+    /// Waiting for what is drawn now to be on the screen (`whenShown`).
+    private var shownWaiters: [() -> Void] = []
 
     /// `shown`: the display is ours from the start; else nothing is shown before `take`
     /// (a VT switch brings it).
@@ -119,6 +121,23 @@ final class Presenter {
         settle()
     }
 
+    /// Runs `f` once what is drawn now is on the screen: at once when nothing waits to be
+    /// shown, or nothing can be (handed over, blank, the output lost).
+    func whenShown(_ f: @escaping () -> Void) {
+        shownWaiters.append(f)
+        runShownWaiters()
+    }
+
+    private func runShownWaiters() {
+        guard !shownWaiters.isEmpty else { return }
+        let waiting = !released && !blank && display.state.isActive
+            && (redrawQueued || drawHeld || display.isBusy || !unpresented.isEmpty)
+        guard !waiting else { return }
+        let run = shownWaiters
+        shownWaiters = []
+        for f in run { f() }
+    }
+
     /// Stops the loop once the frame being drawn is shown.
     func stopWhenShown() {
         stopPending = true
@@ -181,6 +200,7 @@ final class Presenter {
     /// With nothing in flight and nothing left to draw, a pending stop or hand-over is
     /// carried out.
     private func settle() {
+        defer { runShownWaiters() }
         // A lost output shows nothing of the secret either: it does not hold a hand-over up.
         guard !redrawQueued, (!display.isBusy && unpresented.isEmpty) || !display.state.isActive else { return }
         if stopPending {
@@ -225,6 +245,7 @@ final class Presenter {
             onFirstFrame?()
         }
         if drawHeld { draw() } else { presentIfIdle() }
+        runShownWaiters()
     }
 
     func shutdown() {
@@ -233,5 +254,8 @@ final class Presenter {
             Log.info("latency from input event to frame shown: \(eventToShown.summary)")
         }
         display.shutdown()
+        let run = shownWaiters
+        shownWaiters = []
+        for f in run { f() }
     }
 }

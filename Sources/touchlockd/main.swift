@@ -249,13 +249,19 @@ func main() {
     // The lock screen first: the input, the control socket and the rest wait until its
     // first frame is on its way.
     var control: ControlServer?
+    var logind: Logind?
     daemon.start {
         do { try daemon.startInput(config: config) } catch { fail("\(error)") }
         control = startControl(config, loop, daemon)
         startWatchdog(loop) { now in daemon.stuck(at: now) }
+        // After READY=1: libsystemd is loaded then, not before the first frame.
+        if let seat = config.logindSeat, !options.once {
+            loop.deferred { logind = Logind(seat: seat, loop: loop, daemon: daemon) }
+        }
     }
     do { try loop.run() } catch { Log.error("\(error)") }
     control?.close()
+    withExtendedLifetime(logind) {}
     daemon.shutdown()
     exit(0)
 }
