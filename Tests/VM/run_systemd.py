@@ -306,7 +306,7 @@ class Run:
                          lambda: (lambda x: x if x and x["MainPID"] != old else None)(self.main_pid(g)), 0.5)
             h_back = time.monotonic()
             t = g.show(UNIT, "ActiveEnterTimestampMonotonic")
-            self.figure("SIGSTOP to the new main PID active (WatchdogSec=10, RestartSec=1)",
+            self.figure("SIGSTOP to the new main PID active (WatchdogSec=10, RestartSec=100ms)",
                         f"{int(t['ActiveEnterTimestampMonotonic']) / 1e6 - t_stop:.1f} s"
                         f" (seen from the host after {h_back - h_stop:.1f} s)")
             if int(v["NRestarts"]) != n0 + 1:
