@@ -204,13 +204,13 @@ public struct PatternGrid: Hashable, Sendable {
             var t = len2 > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / len2 : 0
             t = min(stretch.t1, max(stretch.t0, t))
             let near = point(t)
-            if stretch.enters {
+            if !path.contains(n) {
+                // Not chosen yet: it joins as under `never` (also if the finger was
+                // already inside, as after the grid was relaid).
                 revisit = nil
-                if !path.contains(n) {
-                    join(n, to: &path)
-                } else if n != path.last {
-                    revisit = Revisit(node: n, entry: point(stretch.t0), nearest: near)
-                }
+                join(n, to: &path)
+            } else if stretch.enters {
+                revisit = n == path.last ? nil : Revisit(node: n, entry: point(stretch.t0), nearest: near)
             } else if var r = revisit, r.node == n,
                       near.distance(to: p) < r.nearest.distance(to: p) {
                 r.nearest = near

@@ -120,6 +120,16 @@ private func c(_ n: Int) -> Point { grid3.center(of: n) }
         #expect(submitted(out) == [0, 1, 2, 1, 4])
     }
 
+    @Test func aFingerAlreadyInsideANodeNotChosenYetChoosesItOnItsNextMove() {
+        // As after a relayout put the finger inside node 1 without a move into it.
+        for repeats in PatternRepeat.allCases {
+            var path = [0]
+            var revisit: PatternGrid.Revisit?
+            grid3.extend(&path, revisit: &revisit, from: Point(x: 160, y: 55), to: Point(x: 165, y: 60), repeats: repeats)
+            #expect(path == [0, 1], "\(repeats)")
+        }
+    }
+
     /// The tools' rule is the screen's under `allowed` too: a finger from node centre to
     /// node centre submits `drawn(on:repeats:)`, and what it draws can be hashed.
     @Test func drawnIsWhatTheLockScreenProducesWithRepeats() {
