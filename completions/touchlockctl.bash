@@ -35,6 +35,9 @@ _touchlockctl()
         set-secret:--grid | hash-pattern:--grid)
             _touchlockctl_words "3x3 4x4 5x5"
             return ;;
+        set-secret:--repeat | hash-pattern:--repeat)
+            _touchlockctl_words "never allowed"
+            return ;;
         replay:--desc)
             _filedir desc
             return ;;
@@ -87,12 +90,12 @@ _touchlockctl()
             _touchlockctl_words "--socket --reset --help" ;;
         set-secret)
             if [[ $cur == -* ]]; then
-                _touchlockctl_words "--grid --min-length --config --file --help"
+                _touchlockctl_words "--grid --min-length --repeat --config --file --help"
             else
                 _touchlockctl_words "pattern code"
             fi ;;
         hash-pattern)
-            _touchlockctl_words "--grid --min-length --config --help" ;;
+            _touchlockctl_words "--grid --min-length --repeat --config --help" ;;
         hash-code)
             _touchlockctl_words "--help" ;;
         replay)

@@ -54,6 +54,7 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -s h -l help -
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default: the config\'s, else 3x3)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l min-length -x -d 'the fewest nodes a pattern connects (default: the config\'s min_length, else 4)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l repeat -x -a 'never allowed' -d 'never or allowed: whether a node can be chosen again (default: the config\'s repeat, else never)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s C -l config -x -d 'read settings from FILE too, after the daemon\'s (may be given several times)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l file -x -d 'the secrets file (default /etc/touchlock/secrets.conf)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s h -l help -d 'show this help and exit'
@@ -61,6 +62,7 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -f -a 'patt
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l grid -x -a '3x3 4x4 5x5' -d 'the grid\'s rows and columns, 2 to 9 each (default: the config\'s, else 3x3)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l min-length -x -d 'the fewest nodes a pattern connects (default: the config\'s min_length, else 4)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -l repeat -x -a 'never allowed' -d 'never or allowed: whether a node can be chosen again (default: the config\'s repeat, else never)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -s C -l config -x -d 'read settings from FILE too, after the daemon\'s (may be given several times)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from hash-pattern" -s h -l help -d 'show this help and exit'
 

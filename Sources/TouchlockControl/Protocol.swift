@@ -309,6 +309,8 @@ public struct Status: Codable, Hashable, Sendable {
         public var nodes: [[Double]]
         /// The fewest nodes a pattern connects.
         public var minLength: Int?
+        /// Whether a node can be chosen again: "never" or "allowed" (`[pattern] repeat`).
+        public var repeats: String?
 
         public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
             self.rows = rows; self.columns = columns
@@ -329,6 +331,7 @@ public struct Status: Codable, Hashable, Sendable {
             case nodeRadius = "node_radius"
             case hitRadius = "hit_radius"
             case minLength = "min_length"
+            case repeats = "repeat"
         }
     }
 
@@ -481,6 +484,7 @@ public struct Status: Codable, Hashable, Sendable {
     public init(_ lock: LockScreen, screen: Size, now: Instant? = nil, enrolled: [UnlockMethod]? = nil) {
         self.init(session: lock.session, screen: screen, grid: lock.pattern?.grid, now: now, enrolled: enrolled)
         pattern?.minLength = lock.pattern?.minimumLength
+        pattern?.repeats = lock.pattern.map { "\($0.repeats)" }
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }

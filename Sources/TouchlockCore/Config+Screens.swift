@@ -208,7 +208,7 @@ extension LockScreen {
                                   columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
                                   theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern])
         func patternLock() -> PatternLock {
-            PatternLock(grid: layout.grid, minimumLength: config.minimumLength)
+            PatternLock(grid: layout.grid, minimumLength: config.minimumLength, repeats: config.patternRepeat)
         }
         func codePad() -> CodePad {
             CodePad(length: st.codeLength, layout: layout.pad!, secure: st.codeSecure, reveal: st.codeReveal,

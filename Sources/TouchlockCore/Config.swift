@@ -10,6 +10,8 @@ public struct Config: Sendable {
     public var columns = 3
     public var minimumLength = 4
     public var hitFactor = 0.6
+    /// Whether a node can be chosen again in a pattern (`[pattern] repeat`).
+    public var patternRepeat = PatternRepeat.never
     public var errorHold = Interval.milliseconds(500)
     public var socketPath = Paths.socket
     /// Members of this group may use the control socket (status, subscribe, lock).
@@ -117,6 +119,11 @@ public struct Config: Sendable {
             set: { c, v throws(BadValue) in c.minimumLength = try int(v, 1...81) }, show: { "\($0.minimumLength)" }),
         Key(section: "pattern", name: "hit_factor", flatName: "hit_factor",
             set: { c, v throws(BadValue) in c.hitFactor = try number(v, 0.1...1.0) }, show: { "\($0.hitFactor)" }),
+        Key(section: "pattern", name: "repeat", flatName: nil,
+            set: { c, v throws(BadValue) in
+                guard let r = PatternRepeat(rawValue: v) else { throw BadValue(message: "expected never or allowed, found '\(v)'") }
+                c.patternRepeat = r
+            }, show: { "\($0.patternRepeat)" }),
         Key(section: "pattern", name: "hash", flatName: "pattern_hash",
             set: { c, v throws(BadValue) in
                 // A hash in the format of crypt(5): "$id$...". Never a pattern in clear.

@@ -1,3 +1,14 @@
+/// Whether a node can be chosen again in one pattern (`[pattern] repeat`).
+public enum PatternRepeat: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// A node joins once (Android's rule).
+    case never
+    /// A chosen node joins again when the finger comes back onto it
+    /// (`PatternGrid.extend(_:revisit:from:to:repeats:)`), never by passing over it.
+    case allowed
+
+    public var description: String { rawValue }
+}
+
 /// The pattern grid laid out on a screen: node centres in pixels, the hit radius, and
 /// the node indices (row-major, from 0) that make up a pattern.
 public struct PatternGrid: Hashable, Sendable {
@@ -86,6 +97,132 @@ public struct PatternGrid: Hashable, Sendable {
         }
     }
 
+    /// The finger on a node chosen already, under `repeat = allowed`: where it entered the
+    /// node's hit circle and its point nearest the centre since. The node is chosen again
+    /// when the finger lifts there, or leaves turned by `Revisit.turn` or more; a finger
+    /// going straight on passes over it.
+    public struct Revisit: Hashable, Sendable {
+        public var node: Int
+        public var entry: Point
+        public var nearest: Point
+
+        /// The least turn, in degrees, that makes a node chosen again: a corner, not the
+        /// curve of a stroke passing over it.
+        public static let turn = 45
+
+        /// The cosine of the turn of a finger that entered at `entry`, came nearest the
+        /// centre at `nearest` and left at `exit` (1 going straight on, -1 going back);
+        /// 1 when it only grazed the circle (no direction to compare).
+        public static func cosine(entry: Point, nearest: Point, exit: Point) -> Double {
+            let ux = nearest.x - entry.x, uy = nearest.y - entry.y
+            let vx = exit.x - nearest.x, vy = exit.y - nearest.y
+            let lu = (ux * ux + uy * uy).squareRoot(), lv = (vx * vx + vy * vy).squareRoot()
+            guard lu > 1e-9, lv > 1e-9 else { return 1 }
+            return (ux * vx + uy * vy) / (lu * lv)
+        }
+
+        /// Whether a finger leaving at `exit` came back onto the node: it turned by
+        /// `turn` degrees or more (cos 45 = 0.7071...; the grid's exact 45-degree corners
+        /// are not tipped by rounding).
+        public func turned(leavingAt exit: Point) -> Bool {
+            Self.cosine(entry: entry, nearest: nearest, exit: exit) <= 0.5.squareRoot() + 1e-9
+        }
+    }
+
+    /// `extend(_:from:to:)` under the repeat policy. Under `never` it is that rule and
+    /// `revisit` stays nil. Under `allowed` a node not chosen yet joins as there; a node
+    /// chosen already, other than the last, joins again when the finger comes back onto
+    /// it: it enters the node's hit circle and leaves it turned by 45 degrees or more
+    /// (measured from its way in to the point nearest the centre, and from there to its
+    /// way out), or lifts there (`lift`). A finger passing over it, straight on, however
+    /// slowly, adds nothing; the last node never follows itself.
+    public func extend(_ path: inout [Int], revisit: inout Revisit?, from a: Point, to b: Point,
+                       repeats: PatternRepeat) {
+        switch repeats {
+        case .never:
+            revisit = nil
+            extend(&path, from: a, to: b)
+        case .allowed:
+            extendAllowingRepeats(&path, revisit: &revisit, from: a, to: b)
+        }
+    }
+
+    /// The finger lifted where `extend` left it: a chosen node it came onto joins again.
+    public func lift(_ path: inout [Int], revisit: inout Revisit?) {
+        if let r = revisit { join(r.node, to: &path) }
+        revisit = nil
+    }
+
+    /// `n` joins after the nodes not chosen yet on the line from the last chosen node to
+    /// it (the gcd rule).
+    private func join(_ n: Int, to path: inout [Int]) {
+        if let last = path.last {
+            for m in nodes(between: last, n) where !path.contains(m) { path.append(m) }
+        }
+        path.append(n)
+    }
+
+    private func extendAllowingRepeats(_ path: inout [Int], revisit: inout Revisit?, from a: Point, to b: Point) {
+        let dx = b.x - a.x, dy = b.y - a.y
+        let len2 = dx * dx + dy * dy
+        let r2 = hitRadius * hitRadius
+        func point(_ t: Double) -> Point { Point(x: a.x + t * dx, y: a.y + t * dy) }
+        // The stretch of the segment inside each hit circle it meets, in the order the
+        // finger meets them (circles do not overlap: the stretches do not either).
+        var inside: [(t0: Double, t1: Double, node: Int, enters: Bool, leaves: Bool)] = []
+        let c0 = max(0, Int(((min(a.x, b.x) - hitRadius - origin.x) / cell).rounded(.down)))
+        let c1 = min(columns - 1, Int(((max(a.x, b.x) + hitRadius - origin.x) / cell).rounded(.down)))
+        let r0 = max(0, Int(((min(a.y, b.y) - hitRadius - origin.y) / cell).rounded(.down)))
+        let r1 = min(rows - 1, Int(((max(a.y, b.y) + hitRadius - origin.y) / cell).rounded(.down)))
+        if c0 <= c1, r0 <= r1 {
+            for row in r0...r1 {
+                for col in c0...c1 {
+                    let n = row * columns + col
+                    let p = center(of: n)
+                    let fx = a.x - p.x, fy = a.y - p.y
+                    let aIn = fx * fx + fy * fy <= r2
+                    let bIn = (b.x - p.x) * (b.x - p.x) + (b.y - p.y) * (b.y - p.y) <= r2
+                    if len2 == 0 {
+                        if aIn { inside.append((0, 0, n, false, false)) }
+                        continue
+                    }
+                    // |a + t d - p|^2 = r^2
+                    let h = fx * dx + fy * dy
+                    let disc = h * h - len2 * (fx * fx + fy * fy - r2)
+                    guard disc >= 0 else { continue }
+                    let s = disc.squareRoot()
+                    let t0 = aIn ? 0 : (-h - s) / len2, t1 = bIn ? 1 : (-h + s) / len2
+                    guard t0 <= t1, t1 >= 0, t0 <= 1 else { continue }
+                    inside.append((max(0, t0), min(1, t1), n, !aIn, !bIn))
+                }
+            }
+        }
+        for stretch in inside.sorted(by: { $0.t0 < $1.t0 }) {
+            let n = stretch.node
+            // The point of the stretch nearest the centre.
+            let p = center(of: n)
+            var t = len2 > 0 ? ((p.x - a.x) * dx + (p.y - a.y) * dy) / len2 : 0
+            t = min(stretch.t1, max(stretch.t0, t))
+            let near = point(t)
+            if !path.contains(n) {
+                // Not chosen yet: it joins as under `never` (also if the finger was
+                // already inside, as after the grid was relaid).
+                revisit = nil
+                join(n, to: &path)
+            } else if stretch.enters {
+                revisit = n == path.last ? nil : Revisit(node: n, entry: point(stretch.t0), nearest: near)
+            } else if var r = revisit, r.node == n,
+                      near.distance(to: p) < r.nearest.distance(to: p) {
+                r.nearest = near
+                revisit = r
+            }
+            if stretch.leaves, let r = revisit, r.node == n {
+                if r.turned(leavingAt: point(stretch.t1)) { join(n, to: &path) }
+                revisit = nil
+            }
+        }
+    }
+
     /// A grid of `rows` x `columns` of 100-pixel cells with the hit factor of the config:
     /// what a pattern is drawn on, apart from any screen (the rule does not depend on the
     /// scale).
@@ -158,20 +295,25 @@ public struct Pattern: Hashable, Sendable {
 
 /// Only what a finger can draw: the one rule, shared by everything that makes a pattern's
 /// hash (`hash-pattern`, `set-secret`, `enroll`), of the lock screen's `PatternLock`
-/// (`PatternGrid.extend`). A node joins the path once; a node on the straight segment
-/// between two chosen nodes (the gcd rule), or whose hit circle the finger crosses on its
-/// way, joins on the way if it is not chosen yet; and a path shorter than the minimum
-/// length is not an attempt. A secret the finger cannot draw as written could never
-/// unlock the device.
+/// (`PatternGrid.extend`). Under `repeat = never` a node joins the path once; under
+/// `allowed` a chosen node joins again where the finger comes back onto it (it turns
+/// there by 45 degrees or more, or the pattern ends there), never where it goes straight
+/// on over it, and never right after itself. A node on the straight segment between two
+/// chosen nodes (the gcd rule), or whose hit circle the finger crosses on its way, joins
+/// on the way if it is not chosen yet; and a path shorter than the minimum length (in
+/// nodes drawn, a repeated one counted each time) is not an attempt. A secret the finger
+/// cannot draw as written could never unlock the device.
 extension Pattern {
     /// The path a finger going straight from node centre to node centre through these
-    /// nodes, in order, produces on `grid`.
-    public func drawn(on grid: PatternGrid) -> Pattern {
+    /// nodes, in order, and lifting on the last, produces on `grid`.
+    public func drawn(on grid: PatternGrid, repeats: PatternRepeat = .never) -> Pattern {
         var path: [Int] = []
+        var revisit: PatternGrid.Revisit?
         if let first = nodes.first { path.append(first) }
         for (a, b) in zip(nodes, nodes.dropFirst()) {
-            grid.extend(&path, from: grid.center(of: a), to: grid.center(of: b))
+            grid.extend(&path, revisit: &revisit, from: grid.center(of: a), to: grid.center(of: b), repeats: repeats)
         }
+        grid.lift(&path, revisit: &revisit)
         return Pattern(rows: rows, columns: columns, nodes: path)
     }
 
@@ -182,8 +324,13 @@ extension Pattern {
         case repeatedNode(Int, drawn: Pattern)
         /// From `from` to `to` the finger passes over `over`, not chosen yet, which joins.
         case passesOver(from: Int, to: Int, over: Int, drawn: Pattern)
+        /// Repeats allowed: `node` comes right after itself.
+        case followsItself(Int)
+        /// Repeats allowed: from `from` through `over` (chosen already) to `to` the finger
+        /// turns less than 45 degrees, so it passes over `over`, which does not join again.
+        case goesStraightOn(from: Int, over: Int, to: Int, drawn: Pattern)
         case tooShort(Int, minimum: Int)
-        /// The minimum length is more than the grid has nodes.
+        /// The minimum length is more than the grid has nodes (no repeats).
         case gridTooSmall(nodes: Int, minimum: Int)
 
         public var description: String {
@@ -194,6 +341,11 @@ extension Pattern {
                 return "node \(n) is used twice, and a node joins once: drawn, this is \(form(drawn))"
             case .passesOver(let a, let b, let m, let drawn):
                 return "from \(a) to \(b) the finger passes over \(m), which joins there: drawn, this is \(form(drawn))"
+            case .followsItself(let n):
+                return "node \(n) follows itself: a node comes again only after another"
+            case .goesStraightOn(let a, let m, let b, let drawn):
+                return "from \(a) through \(m) to \(b) the finger turns less than \(PatternGrid.Revisit.turn) degrees at \(m), "
+                    + "so it passes over \(m), which joins again only where the stroke turns or ends: drawn, this is \(form(drawn))"
             case .tooShort(let n, let minimum):
                 return "a pattern connects at least \(minimum) nodes (min_length); this one has \(n)"
             case .gridTooSmall(let n, let minimum):
@@ -204,26 +356,48 @@ extension Pattern {
 
     /// The pattern written in `text` if a finger draws it as written on `grid` and it has
     /// at least `minimumLength` nodes; else why not, naming the form a finger produces.
-    public static func drawable(_ text: String, on grid: PatternGrid, minimumLength: Int) throws(Undrawable) -> Pattern {
+    public static func drawable(_ text: String, on grid: PatternGrid, minimumLength: Int,
+                                repeats: PatternRepeat = .never) throws(Undrawable) -> Pattern {
         let p: Pattern
         do { p = try Pattern(parsing: text, rows: grid.rows, columns: grid.columns, repeats: true) } catch {
             throw .unreadable(error)
         }
-        try p.checkDrawable(on: grid, minimumLength: minimumLength)
+        try p.checkDrawable(on: grid, minimumLength: minimumLength, repeats: repeats)
         return p
     }
 
     /// Throws unless a finger draws exactly these nodes on `grid` and there are enough.
-    public func checkDrawable(on grid: PatternGrid, minimumLength: Int) throws(Undrawable) {
-        if minimumLength > rows * columns { throw .gridTooSmall(nodes: rows * columns, minimum: minimumLength) }
-        let d = drawn(on: grid)
+    public func checkDrawable(on grid: PatternGrid, minimumLength: Int, repeats: PatternRepeat = .never) throws(Undrawable) {
+        if repeats == .never && minimumLength > rows * columns {
+            throw .gridTooSmall(nodes: rows * columns, minimum: minimumLength)
+        }
+        let d = drawn(on: grid, repeats: repeats)
         if d.nodes != nodes {
             let i = (0..<min(d.nodes.count, nodes.count)).first(where: { d.nodes[$0] != nodes[$0] }) ?? min(d.nodes.count, nodes.count)
-            var seen = Set<Int>()
-            if let r = nodes.firstIndex(where: { !seen.insert($0).inserted }), r <= i {
-                throw .repeatedNode(nodes[r], drawn: d)
+            switch repeats {
+            case .never:
+                var seen = Set<Int>()
+                if let r = nodes.firstIndex(where: { !seen.insert($0).inserted }), r <= i {
+                    throw .repeatedNode(nodes[r], drawn: d)
+                }
+                throw .passesOver(from: nodes[i - 1], to: nodes[i], over: d.nodes[i], drawn: d)
+            case .allowed:
+                // Both start on the first node and end on the last: 0 < i < nodes.count.
+                guard i > 0, i < nodes.count else {
+                    throw .passesOver(from: nodes[max(0, nodes.count - 2)], to: nodes[nodes.count - 1],
+                                      over: d.nodes[min(i, d.nodes.count - 1)], drawn: d)
+                }
+                if nodes[i] == nodes[i - 1] { throw .followsItself(nodes[i]) }
+                // The step to nodes[i] alone, from where the two agree.
+                var path = Array(nodes[..<i])
+                var revisit: PatternGrid.Revisit?
+                grid.extend(&path, revisit: &revisit, from: grid.center(of: nodes[i - 1]), to: grid.center(of: nodes[i]),
+                            repeats: .allowed)
+                if path.count > i || i + 1 == nodes.count {
+                    throw .passesOver(from: nodes[i - 1], to: nodes[i], over: path.count > i ? path[i] : d.nodes[i], drawn: d)
+                }
+                throw .goesStraightOn(from: nodes[i - 1], over: nodes[i], to: nodes[i + 1], drawn: d)
             }
-            throw .passesOver(from: nodes[i - 1], to: nodes[i], over: d.nodes[i], drawn: d)
         }
         if nodes.count < minimumLength { throw .tooShort(nodes.count, minimum: minimumLength) }
     }

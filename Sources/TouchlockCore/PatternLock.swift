@@ -15,7 +15,9 @@ extension ScreenTouch {
 }
 
 /// The pattern gesture: the first finger's path is hit-tested against the
-/// nodes; each node joins the ordered path once; on release the path is submitted.
+/// nodes; each node joins the ordered path once (under `repeat = allowed`, again each
+/// time the finger comes back onto it: `PatternGrid.extend(_:revisit:from:to:repeats:)`);
+/// on release the path is submitted.
 ///
 /// States and what moves between them (docs/state-machines.md shows the diagram; the
 /// code and the diagram change together):
@@ -58,20 +60,29 @@ public struct PatternLock: Sendable {
 
     public let grid: PatternGrid
     public var minimumLength: Int
+    /// Whether a node can be chosen again (`[pattern] repeat`).
+    public let repeats: PatternRepeat
     public private(set) var state: State = .idle
     /// A finger that landed while input was blocked; it can start nothing until it lifts.
     private var blockedTouch: Int?
+    /// While drawing under `repeat = allowed`: the chosen node the finger is on, which
+    /// joins again if it turns there or lifts.
+    private var revisit: PatternGrid.Revisit?
 
-    public init(grid: PatternGrid, minimumLength: Int = 4) {
+    public init(grid: PatternGrid, minimumLength: Int = 4, repeats: PatternRepeat = .never) {
         self.grid = grid
         self.minimumLength = minimumLength
+        self.repeats = repeats
     }
 
     /// The same lock on another output's grid (same rows and columns): the nodes by
     /// number, the finger moved with the grid.
     public func relaid(on other: PatternGrid) -> PatternLock {
-        var p = PatternLock(grid: other, minimumLength: minimumLength)
+        var p = PatternLock(grid: other, minimumLength: minimumLength, repeats: repeats)
         p.blockedTouch = blockedTouch
+        p.revisit = revisit.map {
+            PatternGrid.Revisit(node: $0.node, entry: grid.map($0.entry, to: other), nearest: grid.map($0.nearest, to: other))
+        }
         switch state {
         case .drawing(let touch, let path, let finger):
             p.state = .drawing(touch: touch, path: path, finger: grid.map(finger, to: other))
@@ -109,6 +120,7 @@ public struct PatternLock: Sendable {
             switch t.phase {
             case .began:
                 var path: [Int] = []
+                revisit = nil
                 if let n = grid.node(at: t.point) { path.append(n) }
                 state = .drawing(touch: t.id, path: path, finger: t.point)
                 return [.redraw]
@@ -130,6 +142,7 @@ public struct PatternLock: Sendable {
                 return path.isEmpty ? [] : [.redraw]
             case .ended:
                 extend(&path, from: finger, to: t.point)
+                grid.lift(&path, revisit: &revisit)
                 if path.isEmpty {
                     state = .idle
                     return [.redraw]
@@ -148,9 +161,10 @@ public struct PatternLock: Sendable {
     }
 
     /// Adds the nodes the finger passed between two samples, and the unused nodes lying
-    /// on the line between consecutive chosen nodes.
-    private func extend(_ path: inout [Int], from a: Point, to b: Point) {
-        grid.extend(&path, from: a, to: b)
+    /// on the line between consecutive chosen nodes (and, repeats allowed, a chosen node
+    /// the finger came back onto).
+    private mutating func extend(_ path: inout [Int], from a: Point, to b: Point) {
+        grid.extend(&path, revisit: &revisit, from: a, to: b, repeats: repeats)
     }
 
     /// The session's verdict on the submitted attempt.
@@ -182,6 +196,7 @@ public struct PatternLock: Sendable {
 
     /// Back to idle (a lock request, a cancelled gesture).
     public mutating func reset() -> [Action] {
+        revisit = nil
         if state == .idle { return [] }
         state = .idle
         return [.redraw]

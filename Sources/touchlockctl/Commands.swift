@@ -44,13 +44,13 @@ enum Commands {
                         options: [socket, .flag("reset", help: "clear the count and the wait (required)")],
                         footer: exitStatus),
             CommandSpec("set-secret", summary: "root: hash a secret read on standard input into the root-only secrets file",
-                        usage: ["pattern|code [--file FILE] [--grid RxC] [--min-length N] [-C FILE]"],
+                        usage: ["pattern|code [--file FILE] [--grid RxC] [--min-length N] [--repeat never|allowed] [-C FILE]"],
                         about: """
                             Reads the secret twice on standard input (one per line; on a terminal,
                             without echo), hashes it and writes the hash into \(SecretFiles.defaultPath)
                             (mode 0600, written whole), with no daemon running. A pattern must be drawn
-                            by a finger as written, on the grid and with the min_length in force; a
-                            code sets code_length too. A secret enrolled in the daemon's state takes
+                            by a finger as written, on the grid and with the min_length and repeat
+                            policy in force; a code sets code_length too. A secret enrolled in the daemon's state takes
                             precedence.
                             """,
                         options: patternRules + [
@@ -63,8 +63,10 @@ enum Commands {
                             Reads a pattern on standard input (node numbers from 0, row by row from the
                             top left, separated by '-' or ',', e.g. 0-1-2-5-8) and prints its salted
                             hash. Only a pattern a finger draws as written is hashed: at least
-                            min_length nodes, none twice, and no node passed over on the way between
-                            two (it would join there). Keep the hash in a file only root can read:
+                            min_length nodes, none twice (with repeat allowed: none right after
+                            itself, and one again only where the stroke turns by 45 degrees or more,
+                            or ends), and no node passed over on the way between two (it would join
+                            there). Keep the hash in a file only root can read:
                             set-secret does it in one step. The pattern never appears on a command line.
                             """,
                         options: patternRules,
@@ -145,6 +147,8 @@ enum Commands {
     static let patternRules = [
         OptionSpec("grid", value: "RxC", values: .examples(["3x3", "4x4", "5x5"]), help: "the grid's rows and columns, 2 to 9 each (default: the config's, else 3x3)"),
         OptionSpec("min-length", value: "N", help: "the fewest nodes a pattern connects (default: the config's min_length, else 4)"),
+        OptionSpec("repeat", value: "POLICY", values: .choices(PatternRepeat.allCases.map(\.rawValue)),
+                   help: "never or allowed: whether a node can be chosen again (default: the config's repeat, else never)"),
         OptionSpec("config", short: "C", value: "FILE", help: "read settings from FILE too, after the daemon's (may be given several times)"),
     ]
 

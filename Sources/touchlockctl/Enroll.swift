@@ -72,6 +72,8 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         guard let grid = st.pattern else { fail("enroll: the daemon's screen has no pattern grid") }
         let rows = grid.rows, columns = grid.columns
         let minimum = grid.minLength ?? 4
+        // A daemon that does not say allows no repeat.
+        let repeats = grid.repeats.flatMap(PatternRepeat.init(rawValue:)) ?? .never
         // As a finger draws it on the daemon's grid: a pattern it cannot draw as given
         // could never unlock.
         let pattern: Pattern
@@ -81,9 +83,9 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
             let hitFactor = cell > 0 ? 2 * grid.hitRadius / cell : 0.6
             pattern = try Pattern.drawable(String(decoding: first, as: UTF8.self),
                                            on: .unit(rows: rows, columns: columns, hitFactor: hitFactor),
-                                           minimumLength: minimum)
+                                           minimumLength: minimum, repeats: repeats)
         } catch {
-            fail("enroll: \(error) (the daemon's grid \(rows)x\(columns), min_length \(minimum))")
+            fail("enroll: \(error) (the daemon's grid \(rows)x\(columns), min_length \(minimum), repeat \(repeats))")
         }
         bytes = pattern.secretBytes
     case .code:

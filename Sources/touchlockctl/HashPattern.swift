@@ -5,13 +5,15 @@ import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
 
-/// The grid and the minimum length a pattern is checked against: the options, else the
-/// configuration in force (the daemon's files, and each -C FILE after them).
+/// The grid, the minimum length and the repeat policy a pattern is checked against: the
+/// options, else the configuration in force (the daemon's files, and each -C FILE after
+/// them).
 struct PatternRules {
     var rows: Int
     var columns: Int
     var minimumLength: Int
     var hitFactor: Double
+    var repeats: PatternRepeat
 
     init(_ invocation: Invocation, command: String) throws(EarlyExit) {
         let grid = try invocation.value("grid") { v throws(UsageError) in
@@ -21,6 +23,10 @@ struct PatternRules {
             guard let n = Int(v), (1...81).contains(n) else { throw UsageError("expected 1 to 81, found '\(v)'") }
             return n
         }
+        let repeats = try invocation.value("repeat") { v throws(UsageError) in
+            guard let r = PatternRepeat(rawValue: v) else { throw UsageError("expected never or allowed, found '\(v)'") }
+            return r
+        }
         var config = Config()
         do { try ConfigFiles.load(ConfigFiles.paths(extra: invocation.parsed.values("config")), into: &config) } catch {
             fail("\(command): \(error)")
@@ -29,6 +35,7 @@ struct PatternRules {
         columns = grid?.1 ?? config.columns
         minimumLength = length ?? config.minimumLength
         hitFactor = config.hitFactor
+        self.repeats = repeats ?? config.patternRepeat
     }
 
     /// The pattern in `text` if a finger draws it so on this grid; else exits naming what
@@ -36,17 +43,18 @@ struct PatternRules {
     func pattern(_ text: String, command: String) -> Pattern {
         do {
             return try Pattern.drawable(text, on: .unit(rows: rows, columns: columns, hitFactor: hitFactor),
-                                        minimumLength: minimumLength)
+                                        minimumLength: minimumLength, repeats: repeats)
         } catch {
-            fail("\(command): \(error) (grid \(rows)x\(columns), min_length \(minimumLength))")
+            fail("\(command): \(error) (grid \(rows)x\(columns), min_length \(minimumLength), repeat \(repeats))")
         }
     }
 }
 
-/// `touchlockctl hash-pattern [--grid RxC] [--min-length N] [-C FILE]`: reads a pattern
-/// (node numbers from 0, row-major, separated by '-' or ',') from standard input and
-/// prints its salted hash. Only a pattern a finger can draw as written, on the grid and
-/// with the minimum length in force, is hashed. The pattern never appears on a command
+/// `touchlockctl hash-pattern [--grid RxC] [--min-length N] [--repeat never|allowed]
+/// [-C FILE]`: reads a pattern (node numbers from 0, row-major, separated by '-' or ',')
+/// from standard input and prints its salted hash. Only a pattern a finger can draw as
+/// written, on the grid and with the minimum length and repeat policy in force, is
+/// hashed. The pattern never appears on a command
 /// line.
 func hashPatternCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let rules = try PatternRules(invocation, command: "hash-pattern")

@@ -6,9 +6,9 @@ import TouchlockSecrets
 import TouchlockSystem
 
 /// `touchlockctl set-secret pattern|code [--file FILE] [--grid RxC] [--min-length N]
-/// [-C FILE]`: reads the secret twice on standard input (on a terminal without echo),
-/// checks it (a pattern as a finger draws it on the grid in force, a code as the pad
-/// takes it), hashes it and writes the hash into the root-only secrets file in one step
+/// [--repeat never|allowed] [-C FILE]`: reads the secret twice on standard input (on a
+/// terminal without echo), checks it (a pattern as a finger draws it on the grid and
+/// under the repeat policy in force, a code as the pad takes it), hashes it and writes the hash into the root-only secrets file in one step
 /// (0600, written whole, fsynced, renamed into place). Needs no daemon: for an image or
 /// a first boot. The secret never appears on a command line or in a file in clear.
 func setSecretCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {

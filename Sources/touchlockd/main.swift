@@ -173,7 +173,7 @@ func main() {
             "\($0); move the secret into a root-only file: touchlockctl set-secret pattern|code "
                 + "(\(SecretFiles.defaultPath), 0600), then remove the hash from \($0.path)"
         }
-        if config.screens.methods != .code && config.minimumLength > config.rows * config.columns {
+        if config.screens.methods != .code && config.patternRepeat == .never && config.minimumLength > config.rows * config.columns {
             problems.append("min_length \(config.minimumLength) is more than the \(config.rows * config.columns) nodes of "
                             + "the \(config.rows)x\(config.columns) grid: no pattern can be drawn")
         }

@@ -56,7 +56,7 @@ import TouchlockCore
     /// A status with every field set, as the daemon fills it on a screen with both methods.
     static var status: Status {
         get throws {
-            let pattern = #"{"rows":3,"columns":3,"node_radius":15.36,"hit_radius":28.8,"nodes":[[352,288]],"min_length":4}"#
+            let pattern = #"{"rows":3,"columns":3,"node_radius":15.36,"hit_radius":28.8,"nodes":[[352,288]],"min_length":4,"repeat":"never"}"#
             let text = """
                 {"state":"unlocked","failures":2,"method":"code","unlocked_at":1,"lockout_until":2,"retry_after_ms":3,
                  "reason":"r","record":"damaged","enrolled":["pattern"],"secrets_readable":["/etc/touchlock/touchlock.conf (mode 0644)"],"screen":{"width":1280,"height":800},

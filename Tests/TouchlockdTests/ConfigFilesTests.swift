@@ -88,6 +88,7 @@ private func problem(_ text: String) -> Config.Error? {
             ("[pattern]\ngrid = 1x3\n", 2, "[pattern] grid: expected ROWSxCOLUMNS from 2x2 to 9x9, found '1x3'"),
             ("[pattern]\nmin_length = 0\n", 2, "[pattern] min_length: expected a whole number from 1 to 81, found '0'"),
             ("[pattern]\nhit_factor = lots\n", 2, "[pattern] hit_factor: expected a number from 0.1 to 1.0, found 'lots'"),
+            ("[pattern]\n\nrepeat = twice\n", 3, "[pattern] repeat: expected never or allowed, found 'twice'"),
             ("[pattern]\nhash = 0-1-2-5-8\n", 2, "[pattern] hash: expected a hash made by 'touchlockctl hash-pattern' (it starts with '$')"),
             ("[lockout]\nschedule = 1,x\n", 2, "[lockout] schedule: expected 'gatekeeper', 'none' or seconds per failure like 0,0,0,0,60,300; found '1,x'"),
             ("[lockout]\nstate_file = state\n", 2, "[lockout] state_file: expected an absolute path, found 'state'"),

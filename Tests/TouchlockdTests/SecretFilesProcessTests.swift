@@ -131,4 +131,58 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         #expect(ok.status == 0, "\(ok.errors)")
         #expect(try d.status().enrolled?.contains(.pattern) == true)
     }
+
+    @Test func aRepeatedNodeIsHashedOnlyUnderRepeatAllowedAndThenUnlocksAndEnrolls() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        func hash(_ input: String, _ args: [String] = []) throws -> (status: Int32, output: String, errors: String) {
+            try runApart([DaemonProcess.ctl, "hash-pattern", "-C", d.configPath] + args, input: input, in: d.dir)
+        }
+        // The default: never.
+        var r = try hash("0-1-2-1-4\n")
+        #expect(r.status == 1 && r.output.isEmpty && r.errors.contains("node 1 is used twice, and a node joins once: drawn, this is 0-1-2-4")
+                && r.errors.contains("repeat never"), "\(r.errors)")
+        r = try hash("0-1-2-1-4\n", ["--repeat", "allowed"])
+        #expect(r.status == 0 && r.output.hasPrefix("$y$"), "\(r.errors)")
+        r = try hash("1-4-3-4-5\n", ["--repeat", "allowed"])
+        #expect(r.status == 1 && r.errors.contains("from 3 through 4 to 5 the finger turns less than 45 degrees at 4")
+                && r.errors.contains("drawn, this is 1-4-3-5"), "\(r.errors)")
+        r = try hash("0-1-1-2\n", ["--repeat", "allowed"])
+        #expect(r.status == 1 && r.errors.contains("node 1 follows itself"), "\(r.errors)")
+        r = try hash("0-1-2-1-4\n", ["--repeat", "twice"])
+        #expect(r.status == 64 && r.errors.contains("expected never or allowed, found 'twice'"), "\(r.errors)")
+
+        // The config's policy is the one in force; the option overrides it.
+        try DurableFile.replace(d.configPath, with: Array("error_hold_ms = 100\n[pattern]\nrepeat = allowed\n".utf8), mode: 0o644)
+        r = try hash("0-1-2-1-4\n")
+        #expect(r.status == 0, "\(r.errors)")
+        r = try hash("0-1-2-1-4\n", ["--repeat", "never"])
+        #expect(r.status == 1 && r.errors.contains("node 1 is used twice"), "\(r.errors)")
+        let secrets = d.dir + "/etc/secrets.conf"
+        let set = try runApart([DaemonProcess.ctl, "set-secret", "pattern", "--file", secrets, "-C", d.configPath],
+                               input: "0-1-2-1-4\n0-1-2-1-4\n", in: d.dir)
+        #expect(set.status == 0, "\(set.errors)")
+
+        // The daemon under allowed: a finger drawing 0-1-2, back to 1 and down to 4
+        // unlocks; the first attempt, 0-1-2-4, does not.
+        let replay = d.dir + "/repeat.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 1, 2, 4], [0, 1, 2, 1, 4]], on: screen).utf8), mode: 0o644)
+        try d.start(replay: replay, extra: ["-C", secrets])
+        let sub = try d.client()
+        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        var failed = 0, unlocked = false
+        let deadline = EventLoop.now() + .milliseconds(15_000)
+        while !unlocked, EventLoop.now() < deadline {
+            guard let e = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
+            if case .failed = e.event { failed += 1 }
+            if case .unlocked = e.event { unlocked = true }
+        }
+        #expect(failed == 1 && unlocked, "log:\n\(d.log)")
+        #expect(try d.status().pattern?.repeats == "allowed")
+        // enroll checks against the daemon's policy.
+        let e = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "3-4-5-4-1\n3-4-5-4-1\n", in: d.dir)
+        #expect(e.status == 0, "\(e.errors)")
+        #expect(try d.status().enrolled?.contains(.pattern) == true)
+        let straight = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "1-4-3-4-5\n1-4-3-4-5\n", in: d.dir)
+        #expect(straight.status == 1 && straight.errors.contains("repeat allowed"), "\(straight.errors)")
+    }
 }
