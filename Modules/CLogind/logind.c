@@ -20,7 +20,6 @@
     X(sd_bus_process)                      \
     X(sd_bus_match_signal_async)           \
     X(sd_bus_call_method_async)            \
-    X(sd_bus_path_encode)                  \
     X(sd_bus_message_get_path)             \
     X(sd_bus_message_get_error)            \
     X(sd_bus_message_is_method_error)      \
@@ -39,7 +38,7 @@ static int load(const char **why) {
     void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         *why = "libsystemd.so.0 cannot be loaded";
-        return -ENOENT;
+        return -ELIBACC;
     }
 #define LOOKUP(name)                                                 \
     sd.name = (__typeof__(&name))dlsym(library, #name);              \
@@ -241,51 +240,50 @@ int tl_logind_inhibit_sleep(tl_logind *l, const char *who, const char *why) {
 static int on_hint_set(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     struct request *q = userdata;
-    if (!failed(q->l, m, TL_LOGIND_IDLE_HINT, "SetIdleHint"))
+    if (!failed(q->l, m, TL_LOGIND_IDLE_HINT, q->path))
         q->l->handler(q->l->context, TL_LOGIND_IDLE_HINT, q->path, NULL, q->idle);
     free(q);
     return 0;
 }
 
-static int on_active_session(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+// The answer to ListSessions, a(susso): each session's id, uid, user, seat and path. The
+// hint is set on every session of the seat (the seat is idle when all of them are).
+static int on_sessions(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     struct request *q = userdata;
     tl_logind *l = q->l;
-    const char *id = NULL, *path = NULL;
-    int r = 0;
-    if (failed(l, m, TL_LOGIND_IDLE_HINT, "the seat's active session")) goto done;
-    r = read_id_and_path(m, &id, &path);
-    if (r < 0) {
-        unreadable(l, TL_LOGIND_IDLE_HINT, "the seat's active session", r);
-        goto done;
+    int r = 0, set = 0;
+    if (failed(l, m, TL_LOGIND_IDLE_HINT, "ListSessions")) goto done;
+    r = sd.sd_bus_message_enter_container(m, 'a', "(susso)");
+    while (r >= 0) {
+        const char *id = NULL, *user = NULL, *seat = NULL, *path = NULL;
+        uint32_t uid = 0;
+        r = sd.sd_bus_message_read(m, "(susso)", &id, &uid, &user, &seat, &path);
+        if (r <= 0) break;
+        if (strcmp(seat, q->path) != 0) continue;
+        struct request *next = request_new(l, path, q->idle);
+        if (next == NULL) break;
+        int c = sd.sd_bus_call_method_async(l->bus, NULL, login1, path, session_interface, "SetIdleHint", on_hint_set,
+                                            next, "b", q->idle);
+        if (c < 0) {
+            free(next);
+            r = c;
+            break;
+        }
+        set++;
     }
-    if (id[0] == '\0') {
-        // No session is active on the seat: nobody's hint to set.
-        l->handler(l->context, TL_LOGIND_IDLE_HINT, "", NULL, q->idle);
-        goto done;
-    }
-    struct request *next = request_new(l, path, q->idle);
-    if (next == NULL) goto done;
-    r = sd.sd_bus_call_method_async(l->bus, NULL, login1, path, session_interface, "SetIdleHint", on_hint_set, next,
-                                    "b", q->idle);
-    if (r < 0) {
-        free(next);
-        unreadable(l, TL_LOGIND_IDLE_HINT, "SetIdleHint", r);
-    }
+    if (r < 0) unreadable(l, TL_LOGIND_IDLE_HINT, "ListSessions", r);
+    else if (set == 0) l->handler(l->context, TL_LOGIND_IDLE_HINT, "", NULL, q->idle);
 done:
     free(q);
     return 0;
 }
 
 int tl_logind_set_idle_hint(tl_logind *l, const char *seat, int idle) {
-    char *seat_path = NULL;
-    int r = sd.sd_bus_path_encode("/org/freedesktop/login1/seat", seat, &seat_path);
-    if (r < 0) return r;
-    struct request *q = request_new(l, seat_path, idle != 0);
-    free(seat_path);
+    struct request *q = request_new(l, seat, idle != 0);
     if (q == NULL) return -ENOMEM;
-    r = sd.sd_bus_call_method_async(l->bus, NULL, login1, q->path, properties_interface, "Get", on_active_session, q,
-                                    "ss", "org.freedesktop.login1.Seat", "ActiveSession");
+    int r = sd.sd_bus_call_method_async(l->bus, NULL, login1, manager_path, manager_interface, "ListSessions",
+                                        on_sessions, q, NULL);
     if (r < 0) free(q);
     return r < 0 ? r : 0;
 }

@@ -10,7 +10,9 @@
 /// - Unlock is refused: the lock screen opens only with its secret. logind lets a
 ///   session's owner send it, and on a kiosk that is the app's user.
 /// - The seat's idle hint follows the panel: idle once the screen blanks or the idle lock
-///   locks, active again at the first touch or key.
+///   locks, active again at the first touch or key (and said again at most once a
+///   `activityRefresh` while touches go on: a session started or a hint set by another
+///   process meanwhile is put right).
 public struct LogindLink: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         case askSeat(session: String)
@@ -35,8 +37,10 @@ public struct LogindLink: Equatable, Sendable {
     public private(set) var sleeping = false
     /// Sessions whose Lock waits for the answer to which seat they are on.
     public private(set) var locksAsked: Set<String> = []
-    /// The idle hint last set (nil: never).
+    /// The idle hint last set (nil: never), and when "active" was last said.
     public private(set) var idleHint: Bool?
+    private var activeSaid: Instant?
+    public static let activityRefresh = Interval.milliseconds(60_000)
 
     public init(seat: String) { self.seat = seat }
 
@@ -147,9 +151,10 @@ public struct LogindLink: Equatable, Sendable {
     }
 
     /// A touch or a key.
-    public mutating func activity() -> [Action] {
-        guard idleHint != false else { return [] }
+    public mutating func activity(at now: Instant) -> [Action] {
+        if idleHint == false, let said = activeSaid, now - said < Self.activityRefresh { return [] }
         idleHint = false
+        activeSaid = now
         return [.setIdleHint(false)]
     }
 

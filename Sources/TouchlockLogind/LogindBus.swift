@@ -19,7 +19,7 @@ public final class LogindBus {
         case seat(session: String, seat: String?)
         /// A delay inhibitor on sleep is held (until `releaseSleepDelay`).
         case sleepDelayTaken
-        /// The idle hint of the seat's active session was set (nil: no session was active).
+        /// The idle hint of a session on the seat was set (nil: the seat has none).
         case idleHintSet(session: String?, idle: Bool)
         /// A request failed (`request` says which); the connection is still there.
         case failed(Request, String)
@@ -40,7 +40,8 @@ public final class LogindBus {
     private var sleepDelay: FileDescriptor?
 
     /// Connects to the system bus (loading libsystemd), and starts watching for logind's
-    /// signals. Throws when there is no bus or no libsystemd: the daemon runs without.
+    /// signals. Throws when there is no bus or no libsystemd (`cannotLoad`): the daemon
+    /// runs without.
     public init(loop: EventLoop, onEvent: @escaping (Event) -> Void) throws(SystemError) {
         self.loop = loop
         self.onEvent = onEvent
@@ -53,7 +54,7 @@ public final class LogindBus {
                 .received(event, path.map { String(cString: $0) }, text.map { String(cString: $0) }, number)
         }, context, &why)
         if r < 0 {
-            throw SystemError("logind", Errno(rawValue: -r), why.map { String(cString: $0) })
+            throw SystemError(why.map { String(cString: $0) } ?? "sd_bus_open_system", Errno(rawValue: -r))
         }
         handle = h
         fd = tl_logind_fd(h)
@@ -83,6 +84,15 @@ public final class LogindBus {
 
     public var isConnected: Bool { handle != nil }
 
+    /// Whether a failure to connect is libsystemd's absence (nothing to try again).
+    public static func cannotLoad(_ error: SystemError) -> Bool {
+        error.errno == Errno(rawValue: ELIBACC) || error.errno == Errno(rawValue: ENOSYS)
+    }
+
+    /// Where the system bus's socket appears (sd-bus's default address).
+    public static let socketDirectory = "/run/dbus"
+    public static let socketName = "system_bus_socket"
+
     /// Asks for the seat of the session at `path` (`Event.seat`).
     public func askSeat(ofSession path: String) {
         send(.seat) { tl_logind_ask_seat($0, path) }
@@ -101,7 +111,7 @@ public final class LogindBus {
 
     public var holdsSleepDelay: Bool { sleepDelay != nil }
 
-    /// Sets the idle hint of `seat`'s active session (`Event.idleHintSet`).
+    /// Sets the idle hint of each session on `seat` (`Event.idleHintSet` for each).
     public func setIdleHint(_ idle: Bool, seat: String) {
         send(.idleHint) { tl_logind_set_idle_hint($0, seat, idle ? 1 : 0) }
     }

@@ -32,8 +32,8 @@ final class Daemon {
     var onEvent: ((LockEvent) -> Void)?
     /// Told once the screen and the input are the kiosk's again after an unlock.
     var onHandedOver: (() -> Void)?
-    /// Told of each touch and key (logind's idle hint).
-    var onActivity: (() -> Void)?
+    /// Told of each touch and key, with its time (logind's idle hint).
+    var onActivity: ((Instant) -> Void)?
     /// Told when the screen blanks or the idle lock locks (logind's idle hint).
     var onIdle: (() -> Void)?
     /// What the daemon after this one starts from (locked or not, the VT to return to),
@@ -220,11 +220,11 @@ final class Daemon {
                             place: { [unowned self] device in self.place(device) },
                             touches: { [unowned self] touches, time in
                                 self.perform(self.lock.touches(self.onPrimary(touches), at: time), eventTime: time)
-                                self.onActivity?()
+                                self.onActivity?(time)
                             },
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
-                                self.onActivity?()
+                                self.onActivity?(time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
         inputs?.grab(inputGrabbed)

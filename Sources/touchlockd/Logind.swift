@@ -1,24 +1,27 @@
+import Glibc
 import TouchlockCore
 import TouchlockLogind
 import TouchlockSystem
 
 /// logind's side of the daemon: the bus (LogindBus) and what is done with it (LogindLink,
 /// in Core). Connected once the lock screen is first shown; without a system bus or
-/// libsystemd the daemon runs as before, saying so once, and tries again now and then
-/// (a bus that comes later, a dbus-daemon restarted).
+/// libsystemd the daemon runs as before, saying so once. A bus that comes later, or comes
+/// back after dbus-daemon was restarted, is connected to when its socket appears (inotify:
+/// no wake-up meanwhile); without libsystemd nothing is tried again.
 final class Logind {
     private let loop: EventLoop
     private unowned let daemon: Daemon
     private var link: LogindLink
     private var bus: LogindBus?
     private var toldAbsent = false
-    static let retryAfter = Interval.milliseconds(30_000)
+    /// Watching for the bus's socket to appear.
+    private var socketWatch: DirectoryWatch?
 
     init(seat: String, loop: EventLoop, daemon: Daemon) {
         self.loop = loop
         self.daemon = daemon
         link = LogindLink(seat: seat)
-        daemon.onActivity = { [unowned self] in self.carryOut(self.link.activity()) }
+        daemon.onActivity = { [unowned self] t in self.carryOut(self.link.activity(at: t)) }
         daemon.onIdle = { [unowned self] in self.carryOut(self.link.idle()) }
         connect()
     }
@@ -27,10 +30,40 @@ final class Logind {
         do {
             bus = try LogindBus(loop: loop) { [unowned self] event in self.received(event) }
             toldAbsent = false
+            socketWatch = nil
         } catch {
-            if !toldAbsent { Log.warning("logind: not used: \(error) (loginctl lock-session and sleep do not lock)") }
+            let retry = !LogindBus.cannotLoad(error)
+            if !toldAbsent {
+                Log.warning("logind: not used: \(error); loginctl lock-session and sleeps do not lock"
+                            + (retry ? " until the system bus is there" : ""))
+            }
             toldAbsent = true
-            loop.schedule(at: EventLoop.now() + Self.retryAfter) { [weak self] _ in self?.connect() }
+            if retry { watchForSocket() }
+        }
+    }
+
+    /// Connects again when the bus's socket is made (or its directory, when it is not there).
+    private func watchForSocket() {
+        guard socketWatch == nil else { return }
+        let (dir, name) = Glibc.access(LogindBus.socketDirectory, F_OK) == 0
+            ? (LogindBus.socketDirectory, LogindBus.socketName) : ("/run", "dbus")
+        do {
+            socketWatch = try DirectoryWatch(dir, loop: loop) { [weak self] change in
+                let now: Bool
+                switch change {
+                case .appeared(let n): now = n == name
+                case .rescan: now = true
+                case .removed: now = false
+                }
+                guard now else { return }
+                self?.loop.deferred { [weak self] in
+                    guard let self, self.bus == nil else { return }
+                    self.socketWatch = nil
+                    self.connect()
+                }
+            }
+        } catch {
+            Log.warning("logind: cannot watch \(dir) for the system bus: \(error); not tried again")
         }
     }
 
@@ -51,7 +84,7 @@ final class Logind {
         case .sleepDelayTaken:
             carryOut(link.sleepDelayTaken())
         case .idleHintSet(let session, let idle):
-            Log.debug("logind: idle hint \(idle) for \(session ?? "no active session")")
+            Log.debug("logind: idle hint \(idle) for \(session ?? "no session on the seat")")
         case .failed(let request, let why):
             switch request {
             case .seat: link.seatUnknown(why)
@@ -65,7 +98,7 @@ final class Logind {
             link.disconnected()
             bus = nil
             toldAbsent = false
-            loop.schedule(at: EventLoop.now() + .milliseconds(1000)) { [weak self] _ in self?.connect() }
+            loop.deferred { [weak self] in self?.connect() }
         }
     }
 
@@ -78,7 +111,9 @@ final class Logind {
                 Log.info("\(reason): locking")
                 daemon.lockRequested(shown: true) { [unowned self] result in
                     switch result {
-                    case .success: self.carryOut(self.link.lockShown())
+                    case .success:
+                        if self.link.sleepPending { Log.info("logind: the lock screen is shown; the sleep may go on") }
+                        self.carryOut(self.link.lockShown())
                     case .failure(let e): self.carryOut(self.link.lockRefused(e.message))
                     }
                 }

@@ -106,12 +106,14 @@ import Testing
         #expect(link.delay == .none)
     }
 
-    @Test func theIdleHintIsSetOnlyWhenItChanges() {
+    @Test func theIdleHintIsSetWhenItChangesAndActiveSaidAgainAMinuteOnWhileTouched() {
         var link = watching()
-        #expect(link.activity() == [.setIdleHint(false)])
-        #expect(link.activity() == [])
+        let t = Instant(microseconds: 1_000_000)
+        #expect(link.activity(at: t) == [.setIdleHint(false)])
+        #expect(link.activity(at: t + .milliseconds(59_999)) == [])
+        #expect(link.activity(at: t + .milliseconds(60_000)) == [.setIdleHint(false)])
         #expect(link.idle() == [.setIdleHint(true)])
         #expect(link.idle() == [])
-        #expect(link.activity() == [.setIdleHint(false)])
+        #expect(link.activity(at: t + .milliseconds(60_001)) == [.setIdleHint(false)])
     }
 }

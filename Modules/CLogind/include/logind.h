@@ -14,7 +14,7 @@ enum tl_logind_event {
     TL_LOGIND_PREPARE_FOR_SLEEP = 3, // number: 1 before a sleep, 0 after it (Manager.PrepareForSleep)
     TL_LOGIND_SESSION_SEAT = 4,      // path: the session asked about; text: its seat ("" for none)
     TL_LOGIND_SLEEP_DELAY = 5,       // number: a delay inhibitor's descriptor, now the handler's
-    TL_LOGIND_IDLE_HINT = 6,         // text: the session whose hint was set ("" none active); number: the hint
+    TL_LOGIND_IDLE_HINT = 6,         // path: a session whose hint was set ("" none on the seat); number: the hint
     TL_LOGIND_WATCHING = 7,          // the signal matches are installed
     TL_LOGIND_FAILED = 8,            // text: what failed; number: which request (an enum tl_logind_event)
 };
@@ -24,7 +24,8 @@ enum tl_logind_event {
 typedef void (*tl_logind_handler)(void *context, int event, const char *path, const char *text, int number);
 
 // Loads libsystemd.so.0 and connects to the system bus. 0, or a negative errno with *why
-// saying what failed (static text).
+// saying what failed (static text): -ELIBACC or -ENOSYS when libsystemd cannot be used,
+// anything else from the connection.
 int tl_logind_open(tl_logind **out, tl_logind_handler handler, void *context, const char **why);
 void tl_logind_close(tl_logind *l);
 int tl_logind_fd(tl_logind *l);
@@ -44,5 +45,5 @@ int tl_logind_watch(tl_logind *l);
 int tl_logind_ask_seat(tl_logind *l, const char *session_path);
 // A delay inhibitor on sleep (TL_LOGIND_SLEEP_DELAY).
 int tl_logind_inhibit_sleep(tl_logind *l, const char *who, const char *why);
-// The idle hint of the seat's active session (TL_LOGIND_IDLE_HINT).
+// The idle hint of every session on the seat (TL_LOGIND_IDLE_HINT for each).
 int tl_logind_set_idle_hint(tl_logind *l, const char *seat, int idle);
