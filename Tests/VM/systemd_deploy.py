@@ -710,6 +710,12 @@ class Deploy:
                 self.event(name, cmd, seconds, locked)
         self.run.record(names[-2], self.no_card)
         self.run.record(names[-1], self.retry)
+        # logind's Lock and sleeps (systemd_logind.py).
+        from systemd_logind import LogindChecks
+        checks = LogindChecks(self)
+        for n in checks.names():
+            self.run.results[n] = "not reached"
+        checks.run_all(self.run.record)
         self.print_table()
 
     def print_table(self):
