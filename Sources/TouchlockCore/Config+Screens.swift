@@ -26,6 +26,19 @@ public struct ScreenSettings: Sendable {
     public var keypadShuffle = false
     /// Dots per inch of the panel; nil: from the connector's physical size.
     public var dpi: Double?
+    /// The clock above the prompt (`[screen] clock`), of 12 or 24 hours (`clock_hours`).
+    public var clock = ClockMode.off
+    public var clockHours = ClockHours.auto
+    /// The message shown under the clock (`[screen] message`); one set over the socket
+    /// is shown instead while there is one.
+    public var message: String?
+    /// A PNG drawn above the clock (`[screen] logo`).
+    public var logo: String?
+
+    /// The information area's parts, with a message or not.
+    public func infoParts(message: Bool) -> InfoParts {
+        InfoParts(clock: clock, message: message, logo: logo != nil)
+    }
     public var messages = Messages()
 
     public init() {}
@@ -106,6 +119,16 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.stealth = try bool(v) }, show: { "\($0.screens.stealth)" }),
         Key(section: "screen", name: "dpi", flatName: "dpi",
             set: { c, v throws(BadValue) in c.screens.dpi = try number(v, 30...1000) }, show: { $0.screens.dpi.map { "\($0)" } ?? "" }),
+        Key(section: "screen", name: "clock", flatName: nil,
+            set: { c, v throws(BadValue) in guard let m = ClockMode(rawValue: v) else { throw BadValue(message: "expected off, time or date-time, found '\(v)'") }; c.screens.clock = m }, show: { $0.screens.clock.rawValue }),
+        Key(section: "screen", name: "clock_hours", flatName: nil,
+            set: { c, v throws(BadValue) in guard let h = ClockHours(rawValue: v) else { throw BadValue(message: "expected auto (the locale's), 12 or 24, found '\(v)'") }; c.screens.clockHours = h }, show: { $0.screens.clockHours.rawValue }),
+        Key(section: "screen", name: "message", flatName: nil,
+            set: { c, v throws(BadValue) in
+                do throws(ScreenMessage.Refusal) { c.screens.message = try ScreenMessage.check(v) } catch { throw BadValue(message: error.description) }
+            }, show: { $0.screens.message ?? "" }),
+        Key(section: "screen", name: "logo", flatName: nil,
+            set: { c, v throws(BadValue) in guard v.hasPrefix("/"), v.hasSuffix(".png") else { throw BadValue(message: "expected the absolute path of a PNG file, found '\(v)'") }; c.screens.logo = v }, show: { $0.screens.logo ?? "" }),
         Key(section: "code", name: "hash", flatName: "code_hash",
             set: { c, v throws(BadValue) in guard v.hasPrefix("$"), v.count >= 20, !v.contains(" ") else { throw BadValue(message: "expected a hash made by 'touchlockctl hash-code' (it starts with '$')") }; c.screens.codeHash = v }, show: { $0.screens.codeHash == nil ? "" : "(set)" }),
         Key(section: "code", name: "length", flatName: "code_length",
@@ -201,12 +224,15 @@ extension LockScreen {
     /// The lock screen the settings describe, laid out on a screen of `size` pixels.
     /// `shuffleSeed` (from the kernel's randomness) is used when the keypad is shuffled.
     /// `session` is a session restored from storage; by default a new one.
+    /// `message`: whether a message is shown (by default, whether the config has one).
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
-                            at now: Instant = Instant(microseconds: 0), session: Session? = nil) -> LockScreen {
+                            at now: Instant = Instant(microseconds: 0), session: Session? = nil,
+                            message: Bool? = nil) -> LockScreen {
         let st = config.screens
         let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
                                   columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
-                                  theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern])
+                                  theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern],
+                                  info: st.infoParts(message: message ?? (st.message != nil)))
         func patternLock() -> PatternLock {
             PatternLock(grid: layout.grid, minimumLength: config.minimumLength, repeats: config.patternRepeat)
         }
@@ -222,6 +248,7 @@ extension LockScreen {
         }
         var builder = SceneBuilder(theme: layout.pixels(config.theme), size: size, stealth: st.stealth, messages: st.messages)
         builder.layout = layout
+        builder.logo = st.logo
         var lock = LockScreen(pads: pads,
                               session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
                               builder: builder, toggle: layout.toggle)

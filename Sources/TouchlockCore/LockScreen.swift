@@ -207,6 +207,9 @@ public struct LockScreen: Sendable {
     /// The lockout under way stands for a damaged or unreadable state file: the prompt
     /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
     public var damagedRecord = false
+    /// What the information area says now: the time and date (given by the daemon each
+    /// minute), the message shown.
+    public private(set) var info = InfoText()
 
     public init(pads: Pads, session: Session, builder: SceneBuilder, toggle: PixelRect? = nil) {
         self.pads = pads
@@ -239,6 +242,9 @@ public struct LockScreen: Sendable {
             }
         }
         s.prompt = prompt
+        if let l = builder.layout?.info, s.boxes.count + s.nodes.count > 0 {
+            s.info = Scene.Info(layout: l, text: info, logo: builder.logo)
+        }
         if let r = toggleRect, enrollment == nil, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
             s.toggle = builder.toggle(label, at: r, session: shown)
@@ -250,6 +256,16 @@ public struct LockScreen: Sendable {
     /// This lock screen (its session, pads and prompt) drawn in the layout of `view`, the
     /// same lock screen made for another output's size and density.
     public func scene(laidOutAs view: LockScreen) -> Scene {
+        guard let v = relaid(as: view) else {
+            Log.bug("lock screen: a view with other pads")
+            return view.scene
+        }
+        return v.scene
+    }
+
+    /// This lock screen (its session, pads, prompt and information) in the layout of
+    /// `view`; nil if `view` has other pads.
+    public func relaid(as view: LockScreen) -> LockScreen? {
         var v = self
         v.builder = view.builder
         v.toggleRect = view.toggleRect
@@ -261,10 +277,17 @@ public struct LockScreen: Sendable {
         case (.both(let p, let c, let m), .both(let q, let d, _)):
             v.pads = .both(p.relaid(on: q.grid), c.relaid(on: d.layout), showing: m)
         case (.pattern, _), (.code, _), (.both, _):
-            Log.bug("lock screen: a view with other pads")
-            return view.scene
+            return nil
         }
-        return v.scene
+        return v
+    }
+
+    /// The information area says `text` from now on: redrawn unless the screen is off
+    /// (waking draws it) or nothing changed.
+    public mutating func setInfo(_ text: InfoText) -> [Action] {
+        guard text != info else { return [] }
+        info = text
+        return blanked ? [] : [.redraw]
     }
 
     /// A point on `view` (another output's layout of this lock screen) at the same place

@@ -20,7 +20,7 @@ public enum Preview {
 
     /// The lock screen of `config` on `size`, in `state`.
     public static func lockScreen(config: Config, screen: Screen, state: String, size: Size,
-                                  density: Density) throws(Failure) -> LockScreen {
+                                  density: Density, info: InfoText? = nil) throws(Failure) -> LockScreen {
         var config = config
         let parts = state.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let name = parts.first ?? ""
@@ -133,7 +133,18 @@ public enum Preview {
                 throw Failure(description: "unknown code state '\(state)'; one of \(states(of: .code).joined(separator: ", "))")
             }
         }
+        _ = s.setInfo(info ?? sampleInfo(config))
         return s
+    }
+
+    /// What a preview's information area says: ten past ten on Saturday 14 March (24
+    /// hours unless `clock_hours = 12`), and the configured message.
+    public static func sampleInfo(_ config: Config) -> InfoText {
+        let st = config.screens
+        var t = InfoText(message: st.message)
+        if st.clock != .off { t.time = st.clockHours == .twelve ? "10:09 AM" : "10:09" }
+        if st.clock == .dateTime { t.date = "Sat 14 Mar" }
+        return t
     }
 }
 

@@ -35,6 +35,8 @@ public struct Scene: Hashable, Sendable {
     public var keys: [KeyCap] = []
     /// The control that switches between the pattern and the code.
     public var toggle: KeyCap?
+    /// The clock, the message and the logo, when the screen shows them.
+    public var info: Info?
 
     public init(size: Size, theme: Theme, prompt: String, promptBox: PixelRect,
                 nodes: [Node], path: [Point], pathColor: Color, tail: Point?, tailAlpha: Double = 1) {
@@ -62,11 +64,18 @@ public struct Scene: Hashable, Sendable {
     public func damage(from old: Scene?) -> Damage {
         var d = Damage(bounds: size)
         guard let old, old.size == size, old.theme == theme, old.nodes.count == nodes.count,
-              old.boxes.count == boxes.count, old.keys.count == keys.count else {
+              old.boxes.count == boxes.count, old.keys.count == keys.count,
+              old.info?.layout == info?.layout, old.info?.logo == info?.logo else {
             d.addAll()
             return d
         }
         addControlDamage(from: old, to: &d)
+        if let i = info, let o = old.info, i.text != o.text {
+            // The same places: only the parts whose text changed.
+            if i.text.time != o.text.time, let r = i.layout.time { d.add(r) }
+            if i.text.date != o.text.date, let r = i.layout.date { d.add(r) }
+            if i.text.message != o.text.message, let r = i.layout.message { d.add(r) }
+        }
         if old.prompt != prompt || old.promptSize != promptSize || old.promptBox != promptBox {
             d.add(promptBox)
             d.add(old.promptBox)
@@ -106,6 +115,8 @@ public struct SceneBuilder: Sendable {
     public var messages: Messages
     /// Where things go (nil: the pattern's prompt takes the band above the grid).
     public var layout: ScreenLayout?
+    /// The logo's PNG file (`[screen] logo`), drawn in the layout's logo box.
+    public var logo: String?
 
     public init(theme: Theme, size: Size, stealth: Bool = false, messages: Messages = Messages()) {
         self.theme = theme; self.size = size; self.stealth = stealth; self.messages = messages

@@ -63,6 +63,11 @@ public struct ScreenLayout: Hashable, Sendable {
     public var toggleFontSize: Double
     /// The smallest touch target laid out, in px (48 dp unless the screen is too small).
     public var minimumTarget: Double
+    /// The clock, the message and the logo, when the screen shows any (above the prompt).
+    public var info: InfoLayout?
+    /// The parts of the information left out for want of room ("logo", "date", "clock",
+    /// "message"; "everything").
+    public var infoLeftOut: [String] = []
 
     // The rules, in dp.
     public static let target = 48.0
@@ -84,7 +89,7 @@ public struct ScreenLayout: Hashable, Sendable {
     /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp.
     public init(size: Size, density: Density, methods: ScreenSettings.Methods = .pattern, rows: Int = 3,
                 columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
-                toggleLabels: [String] = []) {
+                toggleLabels: [String] = [], info parts: InfoParts = InfoParts()) {
         self.size = size
         self.density = density
         let dp = density.px
@@ -158,8 +163,38 @@ public struct ScreenLayout: Hashable, Sendable {
         let promptInColumn = columns2 ? 0 : promptPref
         let hasPattern = methods != .code, hasCode = methods != .pattern
         let codeMain = columns2 ? keypadAlone : keypadInColumn
-        let cell = hasPattern ? solve(pattern, width: rightMaxW, height: contentH - around, prompt: promptInColumn) : 0
-        let pitch = hasCode ? solve(codeMain, width: rightMaxW, height: contentH - around, prompt: promptInColumn) : 0
+        // The information area (clock, message, logo) above the prompt. In one column it
+        // has its full size while the grid or keypad keeps its 48 dp targets, else it
+        // shrinks, down to 0.4 of it, then leaves parts out; the targets never shrink for it.
+        let infoGap = (gap / 2).rounded()
+        let messageText = theme.fontSize * 0.8
+        let infoUnit = unit
+        func infoFit(_ room: Double, width: Double) -> (parts: InfoParts, scale: Double, sizes: InfoLayout.Sizes, leftOut: [String])? {
+            InfoLayout.fit(parts, room: room, width: width, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText)
+        }
+        var infoFitted: (parts: InfoParts, scale: Double, sizes: InfoLayout.Sizes, leftOut: [String])? = nil
+        var infoLeftOut: [String] = []
+        var mainRoom = contentH - around
+        if !parts.isEmpty && !columns2 {
+            let full = InfoLayout.sizes(parts, s: 1, width: colW, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText)
+            func fitsAtTargets(_ room: Double, prompt: Double) -> Bool {
+                (!hasPattern || (pattern.width(pattern.lo) <= rightMaxW && pattern.height(pattern.lo) <= room - prompt))
+                    && (!hasCode || (codeMain.width(codeMain.lo) <= rightMaxW && codeMain.height(codeMain.lo) <= room - prompt))
+            }
+            let mainAtTargets = max(hasPattern ? pattern.height(pattern.lo) : 0, hasCode ? codeMain.height(codeMain.lo) : 0)
+            if fitsAtTargets(mainRoom - full.height - gap, prompt: promptInColumn) {
+                infoFitted = (parts, 1, full, [])
+            } else if fitsAtTargets(mainRoom, prompt: promptMin) {
+                // The prompt shrinks to its smallest first (wrapped, 12 dp), as without it.
+                infoFitted = infoFit(mainRoom - promptMin - mainAtTargets - gap, width: colW)
+            }
+            if infoFitted == nil { infoLeftOut = ["logo", "date", "clock", "message"].filter { n in
+                switch n { case "logo": parts.logo; case "date": parts.clock == .dateTime
+                case "clock": parts.clock != .off; default: parts.message } } }
+            if let f = infoFitted { mainRoom -= f.sizes.height + gap }
+        }
+        let cell = hasPattern ? solve(pattern, width: rightMaxW, height: mainRoom, prompt: promptInColumn) : 0
+        let pitch = hasCode ? solve(codeMain, width: rightMaxW, height: mainRoom, prompt: promptInColumn) : 0
         let mainW = max(hasPattern ? pattern.width(cell) : 0, hasCode ? codeMain.width(pitch) : 0)
         let mainH = max(hasPattern ? pattern.height(cell) : 0, hasCode ? codeMain.height(pitch) : 0)
         minimumTarget = min(hasPattern ? cell * min(1, hitFactor) : .infinity,
@@ -191,14 +226,21 @@ public struct ScreenLayout: Hashable, Sendable {
         var gridOrigin = Point(x: 0, y: 0)
         var pad: CodePadLayout? = nil
         var toggle: PixelRect? = nil
+        var infoLayout: InfoLayout? = nil
         if !columns2 {
-            // One column: prompt, main, switch, centred as a block.
-            let promptH = max(0, min(promptPref, contentH - around - mainH))
-            let block = promptH + gap + mainH + (both ? gap + toggleH : 0)
+            // One column: the information, the prompt, main, switch, centred as a block.
+            let infoH = infoFitted.map { $0.sizes.height + gap } ?? 0
+            let promptH = max(0, min(promptPref, contentH - around - mainH - infoH))
+            let block = infoH + promptH + gap + mainH + (both ? gap + toggleH : 0)
             let top = margin + max(0, (contentH - block) / 2)
             let left = (w - colW) / 2
-            let mainTop = top + promptH + gap
-            patternPrompt = rect(left, top, colW, promptH)
+            if let f = infoFitted {
+                infoLayout = InfoLayout(area: rect(left, top, colW, f.sizes.height), parts: f.parts, sizes: f.sizes,
+                                        gap: infoGap, dp: dp, leftOut: f.leftOut)
+            }
+            let promptTop = top + infoH
+            let mainTop = promptTop + promptH + gap
+            patternPrompt = rect(left, promptTop, colW, promptH)
             if hasPattern {
                 gridOrigin = Point(x: (w - pattern.width(cell)) / 2, y: mainTop + (mainH - pattern.height(cell)) / 2)
             }
@@ -221,7 +263,11 @@ public struct ScreenLayout: Hashable, Sendable {
             let left = (w - total) / 2, right = left + leftW + gap
             let colW = leftW
             let bandH = hasCode ? boxBand(pitch) : 0
-            let leftNeed = promptPref + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)
+            var leftNeed = promptPref + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)
+            if !parts.isEmpty {
+                infoFitted = infoFit(contentH - leftNeed - gap, width: colW)
+                if let f = infoFitted { leftNeed += f.sizes.height + gap } else { infoLeftOut = ["everything"] }
+            }
             let blockH = min(contentH, max(mainH, leftNeed))
             let top = margin + (contentH - blockH) / 2
             let midY = top + blockH / 2
@@ -231,7 +277,27 @@ public struct ScreenLayout: Hashable, Sendable {
                 toggle = rect(left + (colW - toggleW) / 2, bottom - toggleH, toggleW, toggleH)
             }
             let aboveSwitch = both ? bottom - toggleH - gap : bottom
-            if hasPattern {
+            if let f = infoFitted {
+                // The information, the prompt and the boxes one under another, centred
+                // above the switch; the prompt at the same place on both screens.
+                let promptH = promptPref
+                let stackH = f.sizes.height + gap + promptH + (hasCode ? gap + bandH : 0)
+                let stackTop = top + max(0, (aboveSwitch - top - stackH) / 2)
+                infoLayout = InfoLayout(area: rect(left, stackTop, colW, f.sizes.height), parts: f.parts, sizes: f.sizes,
+                                        gap: infoGap, dp: dp, leftOut: f.leftOut)
+                let promptTop = stackTop + f.sizes.height + gap
+                patternPrompt = hasPattern ? rect(left, promptTop, colW, promptH) : rect(left, promptTop, colW, 0)
+                if hasPattern {
+                    gridOrigin = Point(x: right + (rightW - pattern.width(cell)) / 2, y: midY - pattern.height(cell) / 2)
+                }
+                if hasCode {
+                    let prompt = rect(left, promptTop, colW, promptH)
+                    let band = rect(left, promptTop + promptH + gap, colW, bandH)
+                    let ky = midY - 2 * pitch
+                    pad = CodePadLayout(boxes: boxes(in: band), keys: keys(left: right + (rightW - 3 * pitch) / 2, top: ky, pitch: pitch),
+                                        boxArea: band, promptBox: prompt)
+                }
+            } else if hasPattern {
                 gridOrigin = Point(x: right + (rightW - pattern.width(cell)) / 2, y: midY - pattern.height(cell) / 2)
                 let promptH = min(promptPref, aboveSwitch - top)
                 let cy = min(midY, aboveSwitch - promptH / 2)
@@ -239,7 +305,7 @@ public struct ScreenLayout: Hashable, Sendable {
             } else {
                 patternPrompt = rect(left, top, colW, 0)
             }
-            if hasCode {
+            if hasCode && infoFitted == nil {
                 // The boxes at the middle (above the switch if it is in the way), the prompt above.
                 let by = min(midY - bandH / 2, aboveSwitch - bandH)
                 let band = rect(left, by, colW, bandH)
@@ -251,6 +317,8 @@ public struct ScreenLayout: Hashable, Sendable {
             }
         }
         toggleFontSize = tFont
+        info = infoLayout
+        self.infoLeftOut = infoLayout?.leftOut ?? infoLeftOut
         grid = PatternGrid(rows: rows, columns: columns, origin: gridOrigin, cell: max(cell, 1), hitFactor: hitFactor)
         self.pad = pad
         self.toggle = toggle

@@ -60,3 +60,41 @@ extension TextMetrics {
         return ([text], s1)
     }
 }
+
+extension TextMetrics {
+    /// How a paragraph is set in a box of `width` x `height`: wrapped at spaces (or, in a
+    /// word longer than a line, between characters) onto as many lines as the box holds,
+    /// at the largest size from `size` down to `minimum` at which all of it fits; at
+    /// `minimum`, what does not fit is cut and the last line ends in an ellipsis.
+    public static func wrap(_ text: String, width: Double, height: Double, size: Double,
+                            minimum: Double) -> (lines: [String], size: Double) {
+        guard !text.isEmpty, width > 0, height > 0, size > 0 else { return ([], size) }
+        func set(_ s: Double) -> [String] {
+            var lines: [String] = [], line = ""
+            for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
+                let candidate = line.isEmpty ? word : line + " " + word
+                if estimatedWidth(candidate, size: s) <= width { line = candidate; continue }
+                if !line.isEmpty { lines.append(line) }
+                line = ""
+                // A word longer than a line is cut between characters.
+                for ch in word {
+                    if estimatedWidth(line + String(ch), size: s) > width, !line.isEmpty { lines.append(line); line = "" }
+                    line.append(ch)
+                }
+            }
+            if !line.isEmpty { lines.append(line) }
+            return lines
+        }
+        func room(_ s: Double) -> Int { max(1, Int(height / lineHeight(s))) }
+        let low = min(minimum, size)
+        if let s = ScreenLayout.largest(low, size, { set($0).count <= room($0) }) {
+            return (set(s), s)
+        }
+        var lines = Array(set(low).prefix(room(low)))
+        if var last = lines.popLast() {
+            while !last.isEmpty, estimatedWidth(last + "…", size: low) > width { last.removeLast() }
+            lines.append(last + "…")
+        }
+        return (lines, low)
+    }
+}

@@ -50,6 +50,7 @@ public final class Renderer {
             cairo_font_face_destroy(face)
         }
         if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
+        if let s = logoImage?.surface { cairo_surface_destroy(s) }
         cairo_destroy(cr)
         cairo_surface_destroy(surface)
     }
@@ -86,6 +87,74 @@ public final class Renderer {
         for box in scene.boxes where r.intersects(box.bounds) { drawBox(box, theme: theme) }
         for key in scene.keys where r.intersects(key.bounds) { drawKey(key, theme: theme) }
         if let t = scene.toggle, r.intersects(t.bounds) { drawKey(t, theme: theme) }
+        if let info = scene.info { drawInfo(info, theme: theme, in: r) }
+    }
+
+    /// The logo, the time, the date and the message, each centred in its box. Their
+    /// masks are not kept (the time changes every minute).
+    private func drawInfo(_ info: Scene.Info, theme: Theme, in r: PixelRect) {
+        let l = info.layout
+        func centre(_ b: PixelRect) -> Point { Point(x: Double(b.x) + Double(b.width) / 2, y: Double(b.y) + Double(b.height) / 2) }
+        if let b = l.logo, r.intersects(b), let path = info.logo { drawLogo(path, in: b) }
+        if let b = l.time, r.intersects(b), let t = info.text.time {
+            drawText(t, theme: theme, size: l.timeSize, color: theme.text, centre: centre(b), maxWidth: Double(b.width), keep: false)
+        }
+        if let b = l.date, r.intersects(b), let t = info.text.date {
+            drawText(t, theme: theme, size: l.dateSize, color: theme.text, centre: centre(b), maxWidth: Double(b.width), keep: false)
+        }
+        if let b = l.message, r.intersects(b), let t = info.text.message {
+            let (lines, size) = TextMetrics.wrap(t, width: Double(b.width), height: Double(b.height), size: l.messageSize,
+                                                 minimum: l.minimumText)
+            let step = TextMetrics.lineHeight(size)
+            let c = centre(b)
+            for (i, line) in lines.enumerated() {
+                let y = c.y + (Double(i) - Double(lines.count - 1) / 2) * step
+                drawText(line, theme: theme, size: size, color: theme.text, centre: Point(x: c.x, y: y),
+                         maxWidth: Double(b.width), keep: false)
+            }
+        }
+    }
+
+    /// The logo as drawn: the image scaled once to fit its box (nil surface: no usable image).
+    private var logoImage: (path: String, box: PixelRect, surface: OpaquePointer?)?
+
+    /// The logo scaled to fit `box` (its aspect ratio kept), centred in it; a file that
+    /// cannot be used is said once in the log and leaves the box empty.
+    private func drawLogo(_ path: String, in box: PixelRect) {
+        if logoImage?.path != path || logoImage?.box != box {
+            if let s = logoImage?.surface { cairo_surface_destroy(s) }
+            logoImage = (path, box, logo(path, fitting: box))
+        }
+        guard let img = logoImage?.surface else { return }
+        let w = Int(cairo_image_surface_get_width(img)), h = Int(cairo_image_surface_get_height(img))
+        cairo_save(cr)
+        cairo_set_source_surface(cr, img, Double(box.x + (box.width - w) / 2), Double(box.y + (box.height - h) / 2))
+        cairo_paint(cr)
+        cairo_restore(cr)
+    }
+
+    private func logo(_ path: String, fitting box: PixelRect) -> OpaquePointer? {
+        let png: PNGImage
+        do { png = try PNGImage.decode(path) } catch {
+            Log.warning("logo: \(error); no logo is drawn")
+            return nil
+        }
+        defer { cairo_surface_destroy(png.surface) }
+        let k = min(Double(box.width) / Double(png.width), Double(box.height) / Double(png.height))
+        let w = max(1, Int((Double(png.width) * k).rounded())), h = max(1, Int((Double(png.height) * k).rounded()))
+        let out = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(w), Int32(h))!
+        guard cairo_surface_status(out) == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(out)
+            return nil
+        }
+        let c = cairo_create(out)!
+        cairo_scale(c, Double(w) / Double(png.width), Double(h) / Double(png.height))
+        cairo_set_source_surface(c, png.surface, 0, 0)
+        cairo_pattern_set_filter(cairo_get_source(c), CAIRO_FILTER_GOOD)
+        cairo_paint(c)
+        cairo_destroy(c)
+        cairo_surface_flush(out)
+        return out
     }
 
     /// The prompt on the one or two lines the scene sets it in, centred in its box.

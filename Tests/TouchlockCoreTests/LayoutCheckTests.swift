@@ -71,6 +71,36 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
         parts.append(("key \(i)", k.rect))
     }
     if let t = scene.toggle { parts.append(("switch", t.rect)) }
+    if let info = scene.info {
+        let l = info.layout
+        for (name, r) in [("logo", l.logo), ("time", l.time), ("date", l.date), ("message", l.message)] {
+            guard let r else { continue }
+            parts.append((name, r))
+            if !l.area.contains(r) { problems.append("\(name) \(r) outside the information area \(l.area)") }
+        }
+        let floor = ScreenLayout.minimumText * dp - 0.01
+        if l.time != nil {
+            if l.timeSize < floor { problems.append("time \(dps(l.timeSize)) high") }
+            let wide = TextMetrics.estimatedWidth("10:00 PM", size: l.timeSize)
+            if wide > Double(l.time!.width) + 0.5 { problems.append("time at \(l.timeSize) px (\(Int(wide)) px) wider than \(l.time!)") }
+            if TextMetrics.lineHeight(l.timeSize) > Double(l.time!.height) + 0.5 { problems.append("time taller than \(l.time!)") }
+        }
+        if let d = l.date {
+            if l.dateSize < floor { problems.append("date \(dps(l.dateSize)) high") }
+            if TextMetrics.estimatedWidth("Wed 30 Sep", size: l.dateSize) > Double(d.width) + 0.5 { problems.append("date wider than \(d)") }
+        }
+        if let m = l.message {
+            if l.messageSize < floor { problems.append("message \(dps(l.messageSize)) high") }
+            if 2 * TextMetrics.lineHeight(l.messageSize) > Double(m.height) + 0.5 { problems.append("two message lines taller than \(m)") }
+            if let text = info.text.message {
+                let set = TextMetrics.wrap(text, width: Double(m.width), height: Double(m.height), size: l.messageSize, minimum: l.minimumText)
+                if set.size < floor { problems.append("message drawn at \(dps(set.size))") }
+                for line in set.lines where TextMetrics.estimatedWidth(line, size: set.size) > Double(m.width) + 0.5 {
+                    problems.append("message line '\(line)' wider than \(m)")
+                }
+            }
+        }
+    }
 
     for k in scene.keys + (scene.toggle.map { [$0] } ?? []) {
         let name = k.round ? "key" : "switch"
@@ -142,5 +172,73 @@ extension PixelRect {
         let name = "\(size.width)x\(size.height)@\(dpi.map { String(Int($0)) } ?? "none")"
         let report = "\(name): \(failures.count) problems:\n" + failures.prefix(12).joined(separator: "\n")
         #expect(failures.count == 0, Comment(rawValue: report))
+    }
+}
+
+/// The information area on every panel: `clock = date-time`, a message and a logo, with
+/// each method and both.
+let infoSettings: [(key: String, value: String)] = [
+    ("clock", "date-time"), ("message", "Property of the Riverside clinic: if found, call 555 0100"),
+    ("logo", "/usr/share/touchlock/logo.png"),
+]
+
+@Suite struct InfoLayoutCheckTests {
+    /// Every screen of every configuration with the clock, the date, a message and a logo,
+    /// laid out inside without overlap, targets of 48 dp, text of 12 dp at least; on the
+    /// smallest portrait panel (240x320) the logo, then the date give way, nothing else.
+    @Test(arguments: panelTable.indices)
+    func theClockTheMessageAndTheLogoFitEveryPanelWithoutTouchingTheTargets(panel: Int) throws {
+        let (size, dpi) = panelTable[panel]
+        let density = Density(screen: size, physicalMillimetres: nil, override: dpi)
+        var failures: [String] = []
+        var leftOut: Set<String> = []
+        for cfg in layoutConfigs {
+            var config = Config()
+            try config.apply(settings: cfg.settings)
+            for (k, v) in infoSettings { try config.set(section: "screen", key: k, value: v) }
+            let screens: [Preview.Screen] = switch config.screens.methods {
+            case .pattern: [.pattern]
+            case .code: [.code]
+            case .both: [.pattern, .code]
+            }
+            for screen in screens {
+                for state in Preview.states(of: screen) {
+                    let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
+                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density)
+                    let layout = try #require(lock.builder.layout)
+                    leftOut.formUnion(layout.infoLeftOut.map { "\(cfg.name): \($0)" })
+                    let scene = lock.scene
+                    if !layout.infoLeftOut.contains("message"), !scene.nodes.isEmpty || !scene.keys.isEmpty {
+                        // Whatever is left out, the message stays.
+                        if scene.info?.layout.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message") }
+                        if scene.info?.text.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message text") }
+                    }
+                    for p in layoutProblems(lock, density: density) {
+                        failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
+                    }
+                }
+            }
+        }
+        let name = "\(size.width)x\(size.height)@\(dpi.map { String(Int($0)) } ?? "none")"
+        let report = "\(name): \(failures.count) problems:\n" + failures.prefix(12).joined(separator: "\n")
+        #expect(failures.count == 0, Comment(rawValue: report))
+        // 240x320 at 143 dpi holds a 3x3 grid of 48 dp targets and its prompt with a line
+        // to spare: the message (and the time beside the grid alone) stay; with both methods
+        // the switch takes that line too.
+        let allowed: Set<String> = size == Size(width: 240, height: 320)
+            ? ["pattern: logo", "pattern: date", "code-4: logo", "code-4: date", "code-4: clock",
+               "code-12: logo", "code-12: date", "code-12: clock",
+               "both-6: logo", "both-6: date", "both-6: clock", "both-6: message"]
+            : []
+        #expect(leftOut.isSubset(of: allowed), "\(name): left out \(leftOut.sorted())")
+    }
+
+    /// Without a clock, a message or a logo the layout is the one of before (the golden
+    /// images hold the pixels; this holds the geometry).
+    @Test func withNothingToTellTheLayoutHasNoInformationArea() {
+        for (size, dpi) in panelTable {
+            let l = ScreenLayout(size: size, density: Density(screen: size, physicalMillimetres: nil, override: dpi), methods: .both)
+            #expect(l.info == nil && l.infoLeftOut.isEmpty)
+        }
     }
 }
