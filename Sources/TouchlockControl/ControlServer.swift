@@ -87,6 +87,11 @@ public final class ControlServer {
         get { requests.resetLockoutHandler }
         set { requests.resetLockoutHandler = newValue }
     }
+    /// Carries out `message` (see `ControlRequests.messageHandler`).
+    public var messageHandler: ((String?, Peer) -> ControlError?)? {
+        get { requests.messageHandler }
+        set { requests.messageHandler = newValue }
+    }
     /// A client went away (closed, dropped); its serial number.
     public var clientGone: ((Int) -> Void)?
     private var nextSerial = 1
@@ -584,6 +589,9 @@ public final class ControlRequests {
     /// Carries out `reset_lockout` for root (the peer, for the log); the state after it,
     /// or why not.
     public var resetLockoutHandler: ((ControlServer.Peer) -> Result<Status.State, ControlError>)?
+    /// Sets the lock screen's message (nil removes it) for a peer (for the log), the text
+    /// checked by `ScreenMessage` already; nil on success.
+    public var messageHandler: ((String?, ControlServer.Peer) -> ControlError?)?
     private let status: () -> Status
     private let codec = LineCodec()
 
@@ -605,6 +613,7 @@ public final class ControlRequests {
         var hash: String?
         var length: Int?
         var screen: Bool?
+        var text: String?
     }
 
     /// Answers one request line (a blank line gets no reply) through `send`, at once
@@ -681,6 +690,20 @@ public final class ControlRequests {
                 case .success(let state): answer = try codec.reply(id: id, LockReply(state: state))
                 case .failure(let e): answer = codec.reply(id: id, e)
                 }
+            case .message:
+                guard let messageHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server shows no message"))
+                    break
+                }
+                var text: String?
+                if let t = raw.text {
+                    do throws(ScreenMessage.Refusal) { text = try ScreenMessage.check(t) } catch {
+                        answer = codec.reply(id: id, ControlError(.badValue, error.description))
+                        break
+                    }
+                }
+                if let e = messageHandler(text, client.peer) { answer = codec.reply(id: id, e); break }
+                answer = try codec.reply(id: id, Empty())
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:

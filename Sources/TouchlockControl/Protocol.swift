@@ -36,6 +36,9 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// Root only: clears the failure count and the wait (`touchlockctl lockout --reset`);
     /// answers {"state": ...}.
     case resetLockout = "reset_lockout"
+    /// Sets the message the lock screen shows {"text": "..."}, or removes it (no text);
+    /// answers {}.
+    case message
 
     /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
     public enum Access: Sendable { case anyone, group, root }
@@ -43,7 +46,7 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     public var access: Access {
         switch self {
         case .hello: .anyone
-        case .status, .subscribe, .lock, .metrics: .group
+        case .status, .subscribe, .lock, .metrics, .message: .group
         case .enroll, .resetLockout: .root
         }
     }
@@ -63,10 +66,13 @@ public struct Request: Codable, Hashable, Sendable {
     /// enroll: true to have the secret drawn (or typed) twice on the screen instead of
     /// sending a hash; the outcome comes as an `enrolled` or `enroll_failed` event.
     public var screen: Bool?
+    /// message: the text to show (plain, at most `ScreenMessage.limit` characters); absent
+    /// or null removes the message set before.
+    public var text: String?
     public init(id: Int, request: RequestKind, method: SecretKind? = nil, hash: String? = nil, length: Int? = nil,
-                screen: Bool? = nil) {
+                screen: Bool? = nil, text: String? = nil) {
         self.id = id; self.request = request; self.method = method; self.hash = hash; self.length = length
-        self.screen = screen
+        self.screen = screen; self.text = text
     }
 }
 
@@ -399,6 +405,8 @@ public struct Status: Codable, Hashable, Sendable {
     public var toggle: [Double]?
     /// The method being enrolled on the screen, while it is.
     public var enrolling: UnlockMethod?
+    /// The message on the lock screen: the one set over the socket, else `[screen] message`.
+    public var message: String?
     /// Whether the lock screen is on the display: `shown`, `taking` (being switched to),
     /// `handing_over` (after an unlock, the switch back to the kiosk's VT is under way),
     /// `handed_over` (after an unlock, the kiosk app has it), `not_shown` (it could not be
@@ -471,6 +479,7 @@ public struct Status: Codable, Hashable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case state, failures, method, reason, record, enrolled, enrolling, screen, pattern, showing, code, toggle, display, vt, power, outputs
+        case message
         case displayReason = "display_reason"
         case lockPending = "lock_pending"
         case unlockedAt = "unlocked_at"

@@ -34,6 +34,18 @@ enum Commands {
                         options: [socket, .flag("openmetrics", help: "print the status and the figures as OpenMetrics text")],
                         footer: exitStatus),
             enroll,
+            CommandSpec("message", summary: "set the message the lock screen shows, or remove it (--clear)",
+                        usage: ["TEXT", "--clear"],
+                        about: """
+                            Shows TEXT on the lock screen, under the clock, instead of [screen] message,
+                            until it is set again or removed; the daemon keeps it across restarts. Plain
+                            text on one line, at most \(ScreenMessage.limit) characters, no control
+                            characters. --clear removes it (the configured message shows again). Root
+                            and the socket's group.
+                            """,
+                        options: [socket, .flag("clear", help: "remove the message set before")],
+                        arguments: [ArgumentSpec("TEXT", optional: true, help: "the message (quoted as one argument)")],
+                        footer: exitStatus),
             CommandSpec("lockout", summary: "root: clear the failure count and the wait (logged)",
                         usage: ["--reset"],
                         about: """

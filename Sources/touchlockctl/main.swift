@@ -83,6 +83,28 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
                 fail("\(error)")
             }
         }
+    case "message":
+        let p = invocation.parsed
+        let clear = p.flag("clear")
+        guard clear != (p.arguments.count == 1), p.arguments.count <= 1 else {
+            throw invocation.usageError("message takes one TEXT, or --clear")
+        }
+        var text: String?
+        if let t = p.arguments.first {
+            do throws(ScreenMessage.Refusal) { text = try ScreenMessage.check(t) } catch {
+                throw invocation.usageError("\(error)")
+            }
+        }
+        let client = connect(invocation.socket)
+        let line: String
+        do { line = try client.request(Request(id: 0, request: .message, text: text), timeout: .milliseconds(5000)) } catch {
+            fail("message: \(error)")
+        }
+        printLine(line)
+        guard let header = try? client.decode(ReplyHeader.self, from: line), header.ok else {
+            fail("message: \((try? client.decode(ReplyHeader.self, from: line))?.error?.description ?? "unreadable reply: \(line)")")
+        }
+        return Exit.ok
     case "lockout":
         guard invocation.parsed.flag("reset") else { throw invocation.usageError("lockout takes --reset") }
         _ = request(connect(invocation.socket), .resetLockout, echo: true)

@@ -93,6 +93,10 @@ final class Daemon {
     /// and at the end when text was drawn that they did not have.
     private let textImageFile: TextImageFile
     private let textImages: TextImages
+    /// The clock and the message on the lock screen.
+    let info: ScreenInfoKeeper
+    /// Whether the screens are laid out with room for a message.
+    private var laidOutWithMessage = false
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
          terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = [],
@@ -129,10 +133,16 @@ final class Daemon {
         }
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         Log.info("\(Int(density.dpi.rounded())) dpi: sizes scaled by \(density.scale)")
+        info = ScreenInfoKeeper(config: config, loop: loop, trusted: store.untrusted == nil)
+        laidOutWithMessage = info.message != nil
         lock = LockScreen.make(config: config, size: display.size, density: density,
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
-                                                schedule: config.lockoutSchedule))
+                                                schedule: config.lockoutSchedule),
+                               message: laidOutWithMessage)
+        if let left = lock.builder.layout?.infoLeftOut, !left.isEmpty {
+            Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
+        }
         lock.damagedRecord = store.damage != nil || store.untrusted != nil
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
@@ -195,9 +205,12 @@ final class Daemon {
     /// Shows the lock screen on one more output, laid out for its own size and density.
     func addOutput(_ display: Display) {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
-        let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0)
+        let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
+                                   message: laidOutWithMessage)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || terminal == nil,
-                          textImages: textImages, scene: { [unowned self] in self.lock.scene(laidOutAs: view) })
+                          textImages: textImages, scene: { [unowned self, weak display] in
+                              self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
+                          })
         p.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
         watch(display)
         mirrors.append((p, view))
@@ -281,6 +294,8 @@ final class Daemon {
     /// `rest` has run.
     func start(then rest: @escaping () -> Void) {
         self.rest = rest
+        info.show = { [unowned self] text in self.showInfo(text) }
+        info.start()
         let now = EventLoop.now()
         defer { saveRuntime() }
         // Unlocked before this start (a restart, a crash, an upgrade while the app had the
@@ -446,11 +461,13 @@ final class Daemon {
                     p.blankScreen()
                     backlights[p.display.name]?.switchOff()
                 }
+                info.pause()
             case .wakeDisplay:
                 for p in presenters {
                     backlights[p.display.name]?.switchOn()
                     p.wake()
                 }
+                info.resume()
             case .grabInput:
                 inputGrabbed = true
                 inputs?.grab(true)
@@ -546,6 +563,7 @@ final class Daemon {
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? "blank" : "awake"
+        s.message = info.message
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
             + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
         if let u = store.untrusted {
@@ -556,6 +574,27 @@ final class Daemon {
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
         }
         return s
+    }
+
+    /// The information area's new text; the screens are laid out again when a message
+    /// comes or goes (a finger on the grid stays on its node).
+    private func showInfo(_ text: InfoText) {
+        if (text.message != nil) != laidOutWithMessage {
+            laidOutWithMessage = text.message != nil
+            let message = laidOutWithMessage
+            func density(_ d: Display) -> Density {
+                Density(screen: d.size, physicalMillimetres: d.physicalSize, override: config.screens.dpi)
+            }
+            let view = LockScreen.make(config: config, size: presenter.display.size, density: density(presenter.display),
+                                       shuffleSeed: 0, message: message)
+            if let l = lock.relaid(as: view) { lock = l }
+            for i in mirrors.indices {
+                let d = mirrors[i].presenter.display
+                mirrors[i].view = LockScreen.make(config: config, size: d.size, density: density(d), shuffleSeed: 0, message: message)
+            }
+            Log.info("the screens are laid out again \(message ? "with" : "without") a message")
+        }
+        perform(lock.setInfo(text))
     }
 
     /// Root cleared the lockout on purpose (`reset_lockout`): stored first, then applied.

@@ -286,6 +286,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
+    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)") }
     if let group = getgrnam(config.socketGroup) {
         do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
     } else {
