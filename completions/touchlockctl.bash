@@ -26,7 +26,7 @@ _touchlockctl()
 
     # The value of the option before the word being completed.
     case $command:$prev in
-        :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | lockout:--socket)
+        :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | message:--socket | lockout:--socket)
             _filedir
             return ;;
         wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi)
@@ -68,7 +68,7 @@ _touchlockctl()
             if [[ $cur == -* ]]; then
                 _touchlockctl_words "--socket --help --version"
             else
-                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll lockout set-secret hash-pattern hash-code replay preview"
+                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview"
             fi ;;
         status)
             _touchlockctl_words "--socket --help" ;;
@@ -85,6 +85,12 @@ _touchlockctl()
                 _touchlockctl_words "--socket --duress --remove --status --screen --timeout --help"
             else
                 _touchlockctl_words "pattern code"
+            fi ;;
+        message)
+            if [[ $cur == -* ]]; then
+                _touchlockctl_words "--socket --clear --help"
+            else
+                _touchlockctl_words "--socket --clear --help"
             fi ;;
         lockout)
             _touchlockctl_words "--socket --reset --help" ;;

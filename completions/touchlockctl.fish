@@ -2,7 +2,7 @@
 # `touchlockctl --help`; see touchlockctl(1)) by Completions.fish. Do not edit:
 # `TOUCHLOCK_UPDATE_GOLDEN=1 swift test --filter CompletionFilesTests` writes it anew.
 
-set -l commands status wait-unlock subscribe lock metrics enroll lockout set-secret hash-pattern hash-code replay preview
+set -l commands status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview
 # No file names unless a value or an argument is a file.
 complete -c touchlockctl -f
 
@@ -15,6 +15,7 @@ complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a subsc
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lock -d 'lock the device again (after an unlock)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d 'print the daemon\'s latency figures as one JSON line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a enroll -d 'enroll or remove a secret (root), or say which are enrolled'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a message -d 'set the message the lock screen shows, or remove it (--clear)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lockout -d 'root: clear the failure count and the wait (logged)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a set-secret -d 'root: hash a secret read on standard input into the root-only secrets file'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-pattern -d 'print the salted hash of a pattern read on standard input'
@@ -47,6 +48,11 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l screen -d 'd
 complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -l timeout -x -d 'with --screen: give up after SEC seconds'
 complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -s h -l help -d 'show this help and exit'
 complete -c touchlockctl -n "__fish_seen_subcommand_from enroll" -f -a 'pattern code' -d 'which secret: pattern or code'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from message" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from message" -l clear -d 'remove the message set before'
+complete -c touchlockctl -n "__fish_seen_subcommand_from message" -s h -l help -d 'show this help and exit'
+complete -c touchlockctl -n "__fish_seen_subcommand_from message"  -d 'the message (quoted as one argument)'
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from lockout" -l reset -d 'clear the count and the wait (required)'

@@ -62,7 +62,7 @@ import TouchlockCore
                  "reason":"r","record":"damaged","enrolled":["pattern"],"secrets_readable":["/etc/touchlock/touchlock.conf (mode 0644)"],"screen":{"width":1280,"height":800},
                  "pattern":\(pattern),"showing":"code",
                  "code":{"length":4,"entered":1,"keys":{"1":[1,2]},"boxes":[[1,2,3,4]]},"toggle":[5,6],
-                 "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","power":"awake",
+                 "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","power":"awake","message":"m",
                  "outputs":[{"name":"HDMI-A-1","state":"inactive","reason":"master_lost","detail":"d","retry_error":"e",
                              "screen":{"width":1280,"height":800},"pattern":\(pattern)}]}
                 """
@@ -143,7 +143,7 @@ import TouchlockCore
         for kind in RequestKind.allCases {
             #expect(requests.contains("| `\(kind.rawValue)` |"), "docs/protocol.md, Requests: no row for `\(kind.rawValue)`")
         }
-        let request = Request(id: 1, request: .enroll, method: .code, hash: "$y$", length: 4, screen: true)
+        let request = Request(id: 1, request: .enroll, method: .code, hash: "$y$", length: 4, screen: true, text: "t")
         #expect(Self.unset(request) == [])
         let reply = ReplyHeader(id: 1, ok: false, error: ControlError(.busy, "m"))
         var sent = Self.keys(try JSONCoding.encode(request)) + Self.keys(try JSONCoding.encode(reply))

@@ -360,3 +360,72 @@ func goldenImage(_ path: String, updatingWith drawn: ShadowBuffer) throws -> Sha
         }
     }
 }
+
+/// The clock, the message and the logo: golden images, and the damage of a new minute.
+@Suite struct InfoRenderTests {
+    static let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
+
+    static let golden: [(name: String, screen: Preview.Screen, state: String, size: Size, dpi: Double,
+                         settings: String, screenKeys: [(String, String)])] = [
+        ("info-clock-480x800", .pattern, "idle", Size(width: 480, height: 800), 187, "", [("clock", "date-time")]),
+        ("info-message-1280x800", .code, "digits:2", Size(width: 1280, height: 800), 160, "unlock_method = both\n",
+         [("clock", "time"), ("message", "Property of the Riverside clinic. If found, please call 555 0100.")]),
+        ("info-logo-320x240", .pattern, "drawing", Size(width: 320, height: 240), 114, "unlock_method = both\n",
+         [("clock", "date-time"), ("clock_hours", "12"), ("message", "Ward 3, bed 12"), ("logo", dir + "logo.png")]),
+    ]
+
+    static func lock(_ index: Int) throws -> LockScreen {
+        let g = golden[index]
+        var config = Config()
+        try config.apply(settings: g.settings)
+        for (k, v) in g.screenKeys { try config.set(section: "screen", key: k, value: v) }
+        return try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size, density: Density(dpi: g.dpi))
+    }
+
+    /// TOUCHLOCK_UPDATE_GOLDEN=1 writes them anew (then look at them before committing).
+    @Test(arguments: 0..<golden.count)
+    func theClockTheMessageAndTheLogoMatchTheirGoldenImages(index: Int) throws {
+        let g = Self.golden[index]
+        let lock = try Self.lock(index)
+        let scene = lock.scene
+        let info = try #require(scene.info)
+        #expect(info.text.time?.hasPrefix("10:09") == true)
+        let shadow = ShadowBuffer(size: g.size)
+        Renderer(shadow: shadow).draw(scene, damage: scene.damage(from: nil))
+        let path = Self.dir + g.name + ".png"
+        let expected = try #require(try goldenImage(path, updatingWith: shadow), "missing \(path)")
+        let d = GoldenDifference(shadow, expected)
+        #expect(d.matches, "\(g.name): \(d)")
+        // Without the information, the same screen does not match: the test sees it.
+        var bare = scene
+        bare.info = nil
+        let without = ShadowBuffer(size: g.size)
+        Renderer(shadow: without).draw(bare, damage: bare.damage(from: nil))
+        #expect(!GoldenDifference(without, expected).matches, "\(g.name) matches without its clock")
+    }
+
+    /// A new minute repaints the time's box and nothing else, and the pixels are those of
+    /// a full redraw; a new message likewise its box.
+    @Test func aNewMinuteRepaintsOnlyTheTimeAndGivesThePixelsOfAFullRedraw() throws {
+        var lock = try Self.lock(1)
+        let before = lock.scene
+        let layout = try #require(before.info?.layout)
+        let shadow = ShadowBuffer(size: before.size), full = ShadowBuffer(size: before.size)
+        let r = Renderer(shadow: shadow)
+        r.draw(before, damage: before.damage(from: nil))
+        var text = lock.info
+        text.time = "10:10"
+        #expect(lock.setInfo(text) == [.redraw])
+        #expect(lock.setInfo(text) == [])
+        let after = lock.scene
+        let damage = after.damage(from: before)
+        #expect(damage.rects == [layout.time!])
+        r.draw(after, damage: damage)
+        Renderer(shadow: full).draw(after, damage: after.damage(from: nil))
+        #expect(differences(shadow, full, tolerance: 12) == [])
+        text.message = "Back at 3 pm"
+        _ = lock.setInfo(text)
+        let third = lock.scene
+        #expect(third.damage(from: after).rects == [layout.message!])
+    }
+}
