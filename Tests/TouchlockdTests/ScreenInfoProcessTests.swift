@@ -1,0 +1,144 @@
+import Glibc
+import Testing
+import TouchlockControl
+import TouchlockCore
+import TouchlockSystem
+
+/// The message and the clock of a real touchlockd (headless), set over its socket.
+@Suite(.serialized) struct ScreenInfoProcessTests {
+    @Test func aMessageSetOverTheSocketIsShownKeptAcrossARestartAndClearedBackToTheConfiguredOne() throws {
+        let d = try DaemonProcess(config: "[screen]\nclock = time\nmessage = Configured line\n")
+        try d.start(replay: nil)
+        #expect(try d.status().message == "Configured line")
+
+        var r = try d.ctl(["message", "Back at 3 pm, call 555 0100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(try d.status().message == "Back at 3 pm, call 555 0100")
+        // Kept beside the state file, root's (or ours) and 0600, as the text itself.
+        let file = DurableFile.directory(of: d.statePath) + "/message"
+        var st = stat()
+        #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(fileText(file) == "Back at 3 pm, call 555 0100")
+        #expect(d.log.contains("message set (27 characters)"))
+
+        // Plain text only, of 200 characters at most: refused by touchlockctl, and by the
+        // daemon when another client sends it; the message stays.
+        r = try d.ctl(["message", "two\nlines"])
+        #expect(r.status == 64 && r.output.contains("control character U+000A"), "\(r.output)")
+        r = try d.ctl(["message", String(repeating: "x", count: 201)])
+        #expect(r.status == 64 && r.output.contains("at most 200 characters"), "\(r.output)")
+        let c = try d.client()
+        try c.send(line: #"{"id":7,"request":"message","text":"bell\u0007"}"#)
+        let reply = try #require(try c.readLine(timeout: .milliseconds(5000)))
+        #expect(reply.contains("\"bad_value\"") && reply.contains("U+0007"), "\(reply)")
+        try c.send(line: #"{"id":8,"request":"message","text":"\u202Eevil"}"#)
+        let reply2 = try #require(try c.readLine(timeout: .milliseconds(5000)))
+        #expect(reply2.contains("\"bad_value\""), "\(reply2)")
+        #expect(try d.status().message == "Back at 3 pm, call 555 0100")
+
+        // Only root and the socket's group (none here): another user is refused by the
+        // daemon, even with the socket open to it.
+        if getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 {
+            chmod(d.dir, 0o755)
+            chmod(DurableFile.directory(of: d.socketPath), 0o755)
+            r = try d.ctl(["message", "hello"], as: ["--reuid=65534", "--regid=0", "--clear-groups"])
+            #expect(r.status == 1 && r.output.contains("message is for root or the socket's group only"), "\(r.output)")
+        }
+
+        // A restart shows it again.
+        d.kill(SIGTERM)
+        #expect(d.waitExit() == 0)
+        try d.start(replay: nil)
+        #expect(try d.status().message == "Back at 3 pm, call 555 0100")
+
+        // Cleared: the configured message again, after a restart too.
+        r = try d.ctl(["message", "--clear"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(try d.status().message == "Configured line")
+        r = try d.ctl(["message"])
+        #expect(r.status == 64, "\(r.output)")
+        d.kill(SIGTERM)
+        #expect(d.waitExit() == 0)
+        try d.start(replay: nil)
+        #expect(try d.status().message == "Configured line")
+    }
+
+    /// With no message configured, the first one set makes room for itself: the screen is
+    /// laid out again (the grid moves down, its nodes as status tells them), and removing
+    /// it gives the layout of before back.
+    @Test func aMessageComingAndGoingLaysTheScreenOutAgain() throws {
+        // Turned a quarter: a portrait screen of 400x640, one column.
+        let d = try DaemonProcess(config: "[display]\nrotation = 90\n")
+        try d.start(replay: nil)
+        let before = try #require(try d.status().pattern?.nodes)
+        #expect(try d.ctl(["message", "Call 555 0100"]).status == 0)
+        let with = try #require(try d.status().pattern?.nodes)
+        #expect(with.count == before.count && zip(with, before).allSatisfy { $0[1] > $1[1] }, "\(before) then \(with)")
+        #expect(d.log.contains("laid out again with a message"))
+        #expect(try d.ctl(["message", "--clear"]).status == 0)
+        #expect(try d.status().pattern?.nodes == before)
+        #expect(try d.status().message == nil)
+    }
+
+    /// A message file someone else may write is not shown (it is trusted as the state
+    /// file is).
+    @Test func aMessageFileOthersMayWriteIsNotShown() throws {
+        let d = try DaemonProcess(config: "")
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        let file = DurableFile.directory(of: d.statePath) + "/message"
+        try DurableFile.replace(file, with: Array("planted".utf8), mode: 0o666)
+        chmod(file, 0o666)
+        try d.start(replay: nil)
+        #expect(try d.status().message == nil)
+        #expect(d.log.contains("the message in it is not shown"), "\(d.log)")
+    }
+
+    /// With the clock on, the daemon sleeps between minutes: over seconds within one
+    /// minute it is not woken once (its context switches do not move), and at the minute
+    /// a new frame is shown, one, with the new time.
+    @Test func theClockWakesTheDaemonAtTheMinuteAndNotInBetween() throws {
+        let d = try DaemonProcess(config: "[screen]\nclock = time\n")
+        let out = d.dir + "/frames"
+        try DurableFile.makeDirectory(out)
+        // Not too close to a minute: the start and the first frame first.
+        while Int(WallClock.now()) % 60 > 45 { usleep(500_000) }
+        try d.start(replay: nil, extra: ["--out", out])
+        usleep(1_500_000)
+        func switches() throws -> Int {
+            let text = fileText("/proc/\(d.pid)/status")
+            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") })
+            return try #require(Int(line.split(separator: "\t").last.map(String.init) ?? ""))
+        }
+        func frames() -> Int { (try? DirectoryListing.names(out))?.filter { $0.hasPrefix("frame-") }.count ?? 0 }
+        let f0 = frames()
+        #expect(f0 >= 1)
+        let second = Int(WallClock.now()) % 60
+        try #require(second < 52, "too close to the minute (:\(second))")
+        let s0 = try switches()
+        usleep(6_000_000)
+        let s1 = try switches()
+        #expect(s1 == s0, "woken \(s1 - s0) times within a minute")
+        #expect(frames() == f0)
+        // Past the next minute: one frame more.
+        let wait = 60 - Int(WallClock.now()) % 60 + 1
+        usleep(useconds_t(wait) * 1_000_000)
+        #expect(frames() == f0 + 1, "\(frames() - f0) frames at the minute")
+        let s2 = try switches()
+        #expect(s2 - s1 <= 3, "woken \(s2 - s1) times for one minute")
+    }
+}
+
+/// A file's text, read with read(2) to its end (a /proc file has no size).
+private func fileText(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = read(fd, &buf, buf.count)
+        if n <= 0 { break }
+        bytes += buf[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
