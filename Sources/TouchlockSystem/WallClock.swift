@@ -101,6 +101,13 @@ public final class MinuteTimer {
         timerfd_settime(fd, 0, &spec, nil)
     }
 
+    /// Seconds until it fires; nil when it is not armed.
+    public var timeLeft: Double? {
+        var current = itimerspec()
+        guard timerfd_gettime(fd, &current) == 0, current.it_value.tv_sec != 0 || current.it_value.tv_nsec != 0 else { return nil }
+        return Double(current.it_value.tv_sec) + Double(current.it_value.tv_nsec) / 1e9
+    }
+
     private func arm() {
         let now = Int(WallClock.now().rounded(.down))
         var spec = itimerspec()
