@@ -1045,6 +1045,97 @@ class Run:
         self.record(self.STUCK_CHECKS[0], stuck)
 
 
+class ClockRun(Run):
+    """The clock in a guest of its own (it waits for a minute of the wall clock)."""
+    CLOCK_CHECKS = [
+        "(q) clock = time: the screen changes at the minute, only outside the grid, and the daemon"
+        " is not woken in the 20 s before it (its voluntary context switches stay)"]
+
+    def clock(self, guest, out):
+        self.expect_checks(self.CLOCK_CHECKS)
+        self.boot(guest)
+
+        def second():
+            _, lines = guest.run("date +%S")
+            return int(next(l for l in lines if l.strip().isdigit()).strip(), 10)
+
+        def switches():
+            _, lines = guest.run("grep '^voluntary_ctxt_switches' /proc/$DPID/status")
+            return int(next(l for l in lines if l.startswith("voluntary_ctxt_switches")).split()[1])
+
+        def check():
+            guest.run("mkdir -p /run/touchlock && printf '%s\\n' 'socket = " + SOCKET + "' '[screen]' 'clock = time'"
+                      " >/tmp/clock.conf")
+            # Well inside a minute: 20 s to watch before the next one.
+            s = second()
+            if not 2 <= s <= 30:
+                time.sleep((62 - s) % 60)
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/clock.conf --display drm --input evdev </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!")
+            guest.expect(r"first frame shown", 30, since, what="the daemon's first frame")
+            guest.expect(r"clock: time, 24 hours", 5, since, what="the clock's log line")
+            time.sleep(1)
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+            st = next((json.loads(l) for l in lines if l.startswith("{") and '"pattern"' in l), None)
+            if st is None:
+                raise CheckFailed("no status: " + " | ".join(lines))
+            nodes = st["pattern"]["nodes"]
+            r = st["pattern"]["node_radius"] * 2
+            xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
+            grid = (int(min(xs) - r), int(min(ys) - r), int(max(xs) - min(xs) + 2 * r), int(max(ys) - min(ys) + 2 * r))
+            start = second()
+            if start > 36:
+                raise CheckFailed(f"the daemon started too late in the minute (:{start:02d}) to watch 20 s")
+            a = guest.screendump()
+            s0 = switches()
+            time.sleep(20)
+            s1 = switches()
+            b = guest.screendump()
+            same = differing(a, b, (0, 0, a.width, a.height))
+            print(f"vm-e2e: clock: {s1 - s0} voluntary context switches in 20 s within a minute,"
+                  f" {same} pixels changed", flush=True)
+            if s1 != s0:
+                raise CheckFailed(f"the daemon was woken {s1 - s0} times within a minute")
+            if same:
+                raise CheckFailed(f"{same} pixels changed within a minute")
+            # Past the minute: the time changes, nowhere on the grid.
+            time.sleep((61 - second()) % 60 + 1)
+            c = guest.screendump()
+            s2 = switches()
+            save(out, "clock-before.png", b)
+            save(out, "clock-after.png", c)
+            changed = differing(b, c, (0, 0, b.width, b.height))
+            on_grid = differing(b, c, grid)
+            print(f"vm-e2e: clock: at the minute {changed} pixels changed ({on_grid} on the grid),"
+                  f" {s2 - s1} context switches", flush=True)
+            if changed < 50:
+                raise CheckFailed(f"the screen did not change at the minute ({changed} pixels)")
+            if on_grid:
+                raise CheckFailed(f"{on_grid} pixels of the grid changed at the minute")
+            if s2 - s1 > 4:
+                raise CheckFailed(f"woken {s2 - s1} times for one minute")
+
+        self.record(self.CLOCK_CHECKS[0], check)
+
+
+def clock_attempt(args, out, number):
+    workdir = tempfile.mkdtemp(prefix="touchlock-vm-")
+    with open(os.path.join(out, f"console-clock.{number}.log"), "w", buffering=1) as log:
+        run = ClockRun(args, log)
+        longer = argparse.Namespace(**vars(args))
+        longer.timeout = max(args.timeout, 150)
+        guest = Guest(longer, workdir, log)
+        guest.append += " GUEST_TIMEOUT=150"
+        try:
+            run.clock(guest, out)
+        finally:
+            guest.quit()
+            shutil.rmtree(workdir, ignore_errors=True)
+            run.times["total"] = guest.elapsed()
+    return run
+
+
 def save(out, name, img):
     with open(os.path.join(out, name), "wb") as f:
         f.write(img.png())
@@ -1135,6 +1226,19 @@ def main():
         if "first_frame" in t:
             frames.append(t["first_frame"])
         print("vm-e2e: timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), flush=True)
+    if not args.smoke:
+        for number in (1, 2):
+            try:
+                run = clock_attempt(args, out, number)
+                break
+            except InfraError as e:
+                print(f"vm-e2e: clock attempt {number}: {e}", flush=True)
+                run = None
+        for name, problem in (run.results.items() if run else [("clock", "the guest hung twice")]):
+            if problem is None:
+                passed += 1
+            else:
+                failed += 1
     if args.runs > 1:
         def stats(xs):
             xs = sorted(xs)
