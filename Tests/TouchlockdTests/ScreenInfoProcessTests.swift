@@ -110,10 +110,11 @@ import TouchlockSystem
             return try #require(Int(line.split(separator: "\t").last.map(String.init) ?? ""))
         }
         func frames() -> Int { (try? DirectoryListing.names(out))?.filter { $0.hasPrefix("frame-") }.count ?? 0 }
-        let f0 = frames()
-        #expect(f0 >= 1)
+        #expect(frames() >= 1)
+        // A slow start (a loaded machine) may end near the minute: then past it first.
         let second = Int(WallClock.now()) % 60
-        try #require(second < 52, "too close to the minute (:\(second))")
+        if second > 51 { usleep(useconds_t(61 - second) * 1_000_000) }
+        let f0 = frames()
         let s0 = try switches()
         usleep(6_000_000)
         let s1 = try switches()
