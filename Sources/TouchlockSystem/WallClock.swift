@@ -125,6 +125,11 @@ public final class MinuteTimer {
         if n < 0, Errno.current == .wouldBlock { return }  // woken for nothing
         // A minute (n == 8) or the clock set (ECANCELED): tell the time, wait for the next.
         wakeups += 1
+        if n < 0 {
+            // settimeofday, NTP's step, or the kernel's timekeeping changing its clock source.
+            let e = Errno.current
+            Log.info(e.rawValue == ECANCELED ? "clock: the wall clock was set; the time is told again" : "clock: timerfd: \(e)")
+        }
         guard running else { return }
         onMinute(Int(WallClock.now().rounded(.down)))
         if running { arm() }

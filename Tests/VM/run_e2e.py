@@ -1085,18 +1085,26 @@ class ClockRun(Run):
             xs, ys = [n[0] for n in nodes], [n[1] for n in nodes]
             grid = (int(min(xs) - r), int(min(ys) - r), int(max(xs) - min(xs) + 2 * r), int(max(ys) - min(ys) + 2 * r))
             start = second()
-            if start > 36:
+            if start > 34:
                 raise CheckFailed(f"the daemon started too late in the minute (:{start:02d}) to watch 20 s")
+            # The status client's hang-up is the daemon's last wake-up before the watch.
+            time.sleep(2)
             a = guest.screendump()
             s0 = switches()
+            mark = guest.mark()
             time.sleep(20)
             s1 = switches()
             b = guest.screendump()
+            # The kernel tells CANCEL_ON_SET timers when the wall clock is set, also when its
+            # timekeeping changes clock source (under emulation it may): such a wake-up is
+            # logged by the daemon and is the only one allowed.
+            with guest.cond:
+                sets = sum(1 for _, l in guest.lines[mark:] if "the wall clock was set" in l)
             same = differing(a, b, (0, 0, a.width, a.height))
-            print(f"vm-e2e: clock: {s1 - s0} voluntary context switches in 20 s within a minute,"
-                  f" {same} pixels changed", flush=True)
-            if s1 != s0:
-                raise CheckFailed(f"the daemon was woken {s1 - s0} times within a minute")
+            print(f"vm-e2e: clock: {s1 - s0} voluntary context switches in 20 s within a minute"
+                  f" ({sets} for the wall clock being set), {same} pixels changed", flush=True)
+            if s1 - s0 > sets:
+                raise CheckFailed(f"the daemon was woken {s1 - s0} times within a minute ({sets} for the clock being set)")
             if same:
                 raise CheckFailed(f"{same} pixels changed within a minute")
             # Past the minute: the time changes, nowhere on the grid.
@@ -1194,6 +1202,7 @@ def main():
     ap.add_argument("--boot-timeout", type=float, default=30)
     ap.add_argument("--smoke", action="store_true", help="check the VM infrastructure only")
     ap.add_argument("--runs", type=int, default=1, help="repeat the whole run (for timing)")
+    ap.add_argument("--clock-only", action="store_true", help="only the clock's check (q), in its own guest")
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -1206,7 +1215,7 @@ def main():
 
     passed = failed = 0
     totals, frames = [], []
-    for r in range(args.runs):
+    for r in range(0 if args.clock_only else args.runs):
         for number in (1, 2):
             try:
                 run = attempt(args, out, number, pattern_hash, code_hash)
