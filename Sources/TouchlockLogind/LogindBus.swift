@@ -66,7 +66,9 @@ public final class LogindBus {
             handle = nil
             throw error
         }
-        process()
+        // Not from here: an event dispatched now would reach an owner that does not hold
+        // this object yet.
+        loop.deferred { [weak self] in self?.process() }
     }
 
     deinit { close() }
