@@ -399,7 +399,12 @@ def background_client(guest, socket, command):
     daemon's socket has one more connection, so what the test does next is not over
     before the client is there to see it (the guest may be slow on a loaded host)."""
     count = f"$(grep -c '{bound_name(socket)}' /proc/net/unix)"
-    guest.run(f"n={count}; {command} i=0; while [ {count} -le $n ] && [ $i -lt 200 ];"
+    # The count is taken once it holds still for 0.3 s: a client that just exited (a status
+    # asked before) leaves the daemon's end of its connection listed until the daemon has
+    # read the hang-up, and that end going away would hide the new one.
+    guest.run(f"n={count}; j=0; while usleep 300000; m={count}; [ $m != $n ] && [ $j -lt 20 ];"
+              f" do n=$m; j=$((j+1)); done;"
+              f" {command} i=0; while [ {count} -le $n ] && [ $i -lt 200 ];"
               f" do usleep 50000; i=$((i+1)); done; [ {count} -gt $n ]")
 
 
