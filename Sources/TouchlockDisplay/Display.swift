@@ -53,10 +53,6 @@ public protocol Display: AnyObject {
     /// Switches the screen off (blank) or on again; frames are not presented while off.
     func setPowered(_ on: Bool) throws(SystemError)
 
-    /// The system slept: what the display showed may be gone (a driver that does not
-    /// restore its scanout on resume). The mode is set again and the whole frame shown.
-    func woke()
-
     /// Stops showing frames and gives the screen back (restores the saved CRTC, frees the
     /// buffers in reverse order). Safe to call twice.
     func shutdown()
@@ -73,6 +69,4 @@ extension Display {
     public func setPowered(_ on: Bool) throws(SystemError) {}
     /// A display that cannot be lost has nothing to retry.
     public func retry(_ trigger: OutputState.Trigger) {}
-    /// A display in memory keeps what it shows through a sleep.
-    public func woke() {}
 }

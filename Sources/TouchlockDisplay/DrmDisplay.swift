@@ -228,12 +228,6 @@ public final class DrmDisplay: Display {
         perform(state.retry(trigger))
     }
 
-    public func woke() {
-        guard !isShutDown, state.isActive, card.holdsMaster else { return }
-        forgetScreen()
-        onRedrawNeeded?()
-    }
-
     /// Switches the connector off or on through its "DPMS" property (the legacy power
     /// control every KMS driver has); the CRTC keeps its mode and buffers.
     public func setPowered(_ on: Bool) throws(SystemError) {

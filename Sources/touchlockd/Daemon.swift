@@ -615,12 +615,6 @@ final class Daemon {
         return .success(Status.State(lock.session.state))
     }
 
-    /// The system woke up from a sleep: every output shows its whole frame again, the
-    /// mode set anew (virtio-gpu, for one, comes back dark from suspend to idle).
-    func woke() {
-        for p in presenters { p.display.woke() }
-    }
-
     /// A client asked to lock the device again; `done` is called once the lock screen is
     /// on the display (with `shown`, once its frame is on the screen of every output), or
     /// with why it cannot be.

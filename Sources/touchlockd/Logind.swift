@@ -78,7 +78,6 @@ final class Logind {
             link.sessionUnlockAsked(session)
         case .prepareForSleep(let before):
             Log.info(before ? "logind: going to sleep" : "logind: woke up")
-            if !before { daemon.woke() }
             carryOut(link.prepareForSleep(before: before))
         case .seat(let session, let seat):
             carryOut(link.seatOf(session, is: seat))

@@ -253,24 +253,6 @@ struct DrmDisplaySeamTests {
         #expect(card.outstanding == 0)
     }
 
-    /// After a system sleep a driver may have lost what it scanned out: the whole frame is
-    /// asked for again and the next present sets the mode (a flip would show nothing).
-    @Test func aWakeUpAsksForTheWholeFrameAndSetsTheModeAgain() throws {
-        let card = FakeDrmDevice()
-        try withFirstFrameShown(card) { display, shadow, loop in
-            var redraws = 0
-            display.onRedrawNeeded = { redraws += 1 }
-            display.woke()
-            #expect(redraws == 1)
-            try display.present(shadow, damage: fullDamage(display.size))
-            #expect(try waitForFrame(display, loop))
-        }
-        // The second frame is a mode set on the first buffer again, never a flip.
-        #expect(card.trace(from: "drmModePageFlip").isEmpty)
-        #expect(card.trace(from: "drmModeSetCrtc(1)") == ["drmModeSetCrtc(1)", "drmModeSetCrtc(console)"]
-                + freed(2) + freed(1) + ["close"])
-    }
-
     @Test func unreadableEventsMakeTheOutputInactiveAndARetryReadsThemAgain() throws {
         let card = FakeDrmDevice()
         try withFirstFrameShown(card) { display, shadow, loop in
