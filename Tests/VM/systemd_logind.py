@@ -113,9 +113,15 @@ class LogindChecks:
         time.sleep(2)
         d.resync()
         # touchlockd's lines and the kernel's, one clock (two queries: -k and -u would be
-        # one match on both).
-        _, j = g.run("{ journalctl -b -o short-monotonic --no-pager -u touchlockd; journalctl -b -k -o short-monotonic"
-                     " --no-pager; } | grep -e 'logind:' -e 'PM: suspend'", check=False)
+        # one match on both); until the daemon has heard of the wake-up (logind tells it once
+        # systemd-sleep is back, a moment after the guest answers).
+        deadline = time.monotonic() + 15
+        while True:
+            _, j = g.run("{ journalctl -b -o short-monotonic --no-pager -u touchlockd; journalctl -b -k -o short-monotonic"
+                         " --no-pager; } | grep -e 'logind:' -e 'PM: suspend'", check=False)
+            if any("logind: woke up" in l for l in j) or time.monotonic() > deadline:
+                break
+            time.sleep(1)
         print("vm-systemd: the journal: " + " | ".join(j[-10:]), flush=True)
 
         def at(pattern):
