@@ -84,16 +84,16 @@ public final class LogindBus {
         releaseSleepDelay()
     }
 
-    public var isConnected: Bool { handle != nil }
-
     /// Whether a failure to connect is libsystemd's absence (nothing to try again).
     public static func cannotLoad(_ error: SystemError) -> Bool {
         error.errno == Errno(rawValue: ELIBACC) || error.errno == Errno(rawValue: ENOSYS)
     }
 
-    /// Where the system bus's socket appears (sd-bus's default address).
-    public static let socketDirectory = "/run/dbus"
-    public static let socketName = "system_bus_socket"
+    /// Where to watch for the system bus's socket (sd-bus's default address) to appear:
+    /// its directory and its name, or, while that directory is not there, /run and it.
+    public static var socketToWatch: (directory: String, name: String) {
+        access("/run/dbus", F_OK) == 0 ? ("/run/dbus", "system_bus_socket") : ("/run", "dbus")
+    }
 
     /// Asks for the seat of the session at `path` (`Event.seat`).
     public func askSeat(ofSession path: String) {
@@ -110,8 +110,6 @@ public final class LogindBus {
         guard let d = sleepDelay.take() else { return }
         try? d.close()
     }
-
-    public var holdsSleepDelay: Bool { sleepDelay != nil }
 
     /// Sets the idle hint of each session on `seat` (`Event.idleHintSet` for each).
     public func setIdleHint(_ idle: Bool, seat: String) {

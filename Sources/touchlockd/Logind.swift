@@ -1,4 +1,3 @@
-import Glibc
 import TouchlockCore
 import TouchlockLogind
 import TouchlockSystem
@@ -45,8 +44,7 @@ final class Logind {
     /// Connects again when the bus's socket is made (or its directory, when it is not there).
     private func watchForSocket() {
         guard socketWatch == nil else { return }
-        let (dir, name) = Glibc.access(LogindBus.socketDirectory, F_OK) == 0
-            ? (LogindBus.socketDirectory, LogindBus.socketName) : ("/run", "dbus")
+        let (dir, name) = LogindBus.socketToWatch
         do {
             socketWatch = try DirectoryWatch(dir, loop: loop) { [weak self] change in
                 let now: Bool

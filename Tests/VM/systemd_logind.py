@@ -34,7 +34,6 @@ class LogindChecks:
     def __init__(self, deploy):
         self.d = deploy
         self.g = deploy.g
-        self.locked_by_logind = False
         self.unlock_result = "not reached"
 
     def names(self):
@@ -53,13 +52,11 @@ class LogindChecks:
         st = d.status()
         if st["state"] != "locked" or st.get("display") != "shown":
             raise CheckFailed("status after lock-sessions: " + str(st))
-        self.locked_by_logind = True
         cells = d.take_cells(2)
         for i, c in enumerate(cells):
             inject(g, cell_stroke(c), f"@@logind-cell-{i}")
         self.unlock_refused()
         img = d.unlock("the app after the pattern")
-        self.locked_by_logind = False
         touched = [c for c in cells if cell_hit(marks(img, RECT) - before, c)]
         if touched:
             raise CheckFailed(f"{len(touched)} of {len(cells)} strokes made while locked reached the app")
