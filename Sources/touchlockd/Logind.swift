@@ -15,6 +15,8 @@ final class Logind {
     private var toldAbsent = false
     /// Watching for the bus's socket to appear.
     private var socketWatch: DirectoryWatch?
+    /// Called as the sleep is let go and on waking up (the watchdog's beat).
+    var aroundSleep: (() -> Void)?
 
     init(seat: String, loop: EventLoop, daemon: Daemon) {
         self.loop = loop
@@ -76,6 +78,7 @@ final class Logind {
             link.sessionUnlockAsked(session)
         case .prepareForSleep(let before):
             Log.info(before ? "logind: going to sleep" : "logind: woke up")
+            if !before { aroundSleep?() }
             carryOut(link.prepareForSleep(before: before))
         case .seat(let session, let seat):
             carryOut(link.seatOf(session, is: seat))
@@ -122,6 +125,7 @@ final class Logind {
                 }
                 bus.takeSleepDelay(who: "touchlock", why: "The lock screen is shown before the system sleeps")
             case .releaseSleepDelay:
+                aroundSleep?()
                 bus?.releaseSleepDelay()
             case .setIdleHint(let idle):
                 bus?.setIdleHint(idle, seat: link.seat)

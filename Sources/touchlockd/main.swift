@@ -113,12 +113,31 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
 /// period: a loop that hangs stops sending and systemd restarts the daemon.
 /// WATCHDOG=1 goes out only while frames complete (`stuck` says why not): a daemon whose
 /// screen is stuck is restarted by systemd like one whose loop hangs.
-func startWatchdog(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
-    guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int64(text), usec > 0 else { return }
-    if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(pid) != getpid() { return }
-    let period = Interval(microseconds: usec / 2)
-    var told = false
-    func beat(_ now: Instant) {
+final class Watchdog {
+    private let loop: EventLoop
+    private let period: Interval
+    private let stuck: (Instant) -> String?
+    private var told = false
+    private var next: EventLoop.TimerID?
+
+    /// nil when not under a watchdog (no WATCHDOG_USEC, or it is another process's).
+    init?(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
+        guard let text = getenv("WATCHDOG_USEC").map({ String(cString: $0) }), let usec = Int64(text), usec > 0 else { return nil }
+        if let pid = getenv("WATCHDOG_PID").map({ String(cString: $0) }), Int32(pid) != getpid() { return nil }
+        self.loop = loop
+        self.stuck = stuck
+        period = Interval(microseconds: usec / 2)
+        Log.info("watchdog: every \(period.milliseconds) ms")
+        beat(EventLoop.now())
+    }
+
+    /// Sends it now and starts the period again: just before the system sleeps, so that a
+    /// clock that runs on through the sleep (s2idle on some machines) does not count it
+    /// against the daemon, and on waking up.
+    func beatNow() { beat(EventLoop.now()) }
+
+    private func beat(_ now: Instant) {
+        if let next { loop.cancel(next) }
         if let why = stuck(now) {
             if !told { Log.error("watchdog: not sent: \(why)") }
             told = true
@@ -126,10 +145,8 @@ func startWatchdog(_ loop: EventLoop, stuck: @escaping (Instant) -> String?) {
             told = false
             ServiceNotify.send("WATCHDOG=1")
         }
-        loop.schedule(at: now + period, beat)
+        next = loop.schedule(at: now + period) { [unowned self] in self.beat($0) }
     }
-    Log.info("watchdog: every \(period.milliseconds) ms")
-    beat(EventLoop.now())
 }
 
 func main() {
@@ -250,18 +267,22 @@ func main() {
     // first frame is on its way.
     var control: ControlServer?
     var logind: Logind?
+    var watchdog: Watchdog?
     daemon.start {
         do { try daemon.startInput(config: config) } catch { fail("\(error)") }
         control = startControl(config, loop, daemon)
-        startWatchdog(loop) { now in daemon.stuck(at: now) }
+        watchdog = Watchdog(loop) { now in daemon.stuck(at: now) }
         // After READY=1: libsystemd is loaded then, not before the first frame.
         if let seat = config.logindSeat, !options.once {
-            loop.deferred { logind = Logind(seat: seat, loop: loop, daemon: daemon) }
+            loop.deferred {
+                logind = Logind(seat: seat, loop: loop, daemon: daemon)
+                logind?.aroundSleep = { watchdog?.beatNow() }
+            }
         }
     }
     do { try loop.run() } catch { Log.error("\(error)") }
     control?.close()
-    withExtendedLifetime(logind) {}
+    withExtendedLifetime((logind, watchdog)) {}
     daemon.shutdown()
     exit(0)
 }
