@@ -123,37 +123,84 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
 
 /// How long the hand-back may take after the unlock before `wait-unlock` gives up.
 let handBackTimeout = Interval.milliseconds(10_000)
+/// How long touchlockd may be away (not listening, or not answering) before the unlock
+/// before `wait-unlock` gives up: systemd brings a crashed or hung daemon back within
+/// seconds (Restart=, WatchdogSec=).
+let daemonGoneTimeout = Interval.milliseconds(120_000)
+/// How long a request may wait for its reply.
+let replyTimeout = Interval.milliseconds(5000)
 
-/// Waits for the unlock and the hand-back. A daemon that goes away before the unlock (a
-/// restart, a crash, the watchdog, an upgrade) is waited for: the device is still locked,
-/// and the one after it tells the unlock; a kiosk ordered after this must not start early.
+/// Waits for the unlock and the hand-back. Until the unlock, a daemon that is away (not
+/// started yet, restarting, crashed, stopped by a signal, upgraded) is waited for: the
+/// device is still locked, and the daemon after it tells the unlock. A kiosk ordered after
+/// this must never start early, so nothing but the unlock, a refusal (`EACCES`, an error
+/// reply) or a timeout ends it.
 func waitUnlock(socket: String, timeout: Interval?) -> Int32 {
     let deadline = timeout.map { EventLoop.now() + $0 }
-    var client = connect(socket)
+    var awaySince: Instant?
+    var told: String?
     while true {
-        if let done = waitUnlock(client, until: deadline) { return done }
-        StandardStreams.error("touchlockctl: wait-unlock: touchlockd went away before the unlock; waiting for it to come back")
-        // The next daemon's socket, tried every 200 ms for as long as the restart takes
-        // (systemd restarts it within seconds), or until the timeout.
-        let gapEnds = EventLoop.now() + .milliseconds(120_000)
-        while true {
-            if let c = try? ControlClient.connect(path: socket) { client = c; break }
-            let now = EventLoop.now()
-            if let deadline, now >= deadline { fail("timed out waiting for an unlock") }
-            if now >= gapEnds { fail("touchlockd went away before the unlock and did not come back within 120 s") }
-            usleep(200_000)
+        let why: String
+        do {
+            let client = try ControlClient.connect(path: socket)
+            switch waitUnlock(client, until: deadline) {
+            case .done(let status): return status
+            case .lost(let reason): why = reason
+            }
+            awaySince = nil
+        } catch {
+            if case .system(let e) = error, e.errno == .permissionDenied || e.errno == .notPermitted {
+                fail("cannot connect to \(socket): \(e.errno)")
+            }
+            why = "\(error)"
         }
+        let now = EventLoop.now()
+        let since = awaySince ?? now
+        awaySince = since
+        if why != told {
+            StandardStreams.error("touchlockctl: wait-unlock: \(why); still locked, waiting for touchlockd")
+            told = why
+        }
+        if let deadline, now >= deadline { fail("timed out waiting for an unlock (\(why))") }
+        if now - since >= daemonGoneTimeout {
+            fail("touchlockd was away for \(daemonGoneTimeout.milliseconds / 1000) s before the unlock (\(why))")
+        }
+        usleep(200_000)
     }
 }
 
-/// One connection's wait; nil when the daemon closed it before the unlock.
-func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
+enum WaitOutcome {
+    /// Unlocked and handed back, or a failure said: the exit status.
+    case done(Int32)
+    /// The daemon went away or stopped answering before the unlock: why.
+    case lost(String)
+}
+
+/// One connection's wait.
+func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcome {
     // Subscribed first, then the status, on one connection: an unlock before the status
     // shows in it, one after it comes as an event; none is missed. It returns once the
     // screen is the kiosk's again (`handed_over`), not at the unlock itself: a kiosk
     // started then finds its VT shown.
-    _ = request(client, .subscribe, echo: false)
-    let statusLine = request(client, .status, echo: false)
+    func ask(_ kind: RequestKind) -> Result<String, ControlClientError> {
+        do {
+            let line = try client.request(kind, timeout: replyTimeout)
+            guard let header = try? client.decode(ReplyHeader.self, from: line), header.ok else {
+                let header = try? client.decode(ReplyHeader.self, from: line)
+                fail("\(kind.rawValue): \(header?.error?.description ?? "unreadable reply: \(line)")")
+            }
+            return .success(line)
+        } catch {
+            return .failure(error)
+        }
+    }
+    var statusLine = ""
+    for kind in [RequestKind.subscribe, .status] {
+        switch ask(kind) {
+        case .success(let line): statusLine = line
+        case .failure(let e): return .lost("\(kind.rawValue): \(e)")
+        }
+    }
     var unlockedLine: String?
     var handBackDeadline: Instant?
     if let st = try? client.decode(Status.self, from: statusLine), st.state == .unlocked,
@@ -162,7 +209,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
         let line = client.line(of: Event.unlocked(method: method, at: Instant(microseconds: at)))
         if st.display == nil || st.display == "handed_over" {
             printLine(line)
-            return Exit.ok
+            return .done(Exit.ok)
         }
         unlockedLine = line
         handBackDeadline = EventLoop.now() + handBackTimeout
@@ -176,9 +223,9 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
                 // A daemon that exits after the unlock (--once) gives the screen back as it goes.
                 if let unlockedLine {
                     printLine(unlockedLine)
-                    return Exit.ok
+                    return .done(Exit.ok)
                 }
-                return nil
+                return .lost("touchlockd closed the connection")
             }
             switch event {
             case .unlocked:
@@ -187,7 +234,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
             case .handedOver:
                 if let unlockedLine {
                     printLine(unlockedLine)
-                    return Exit.ok
+                    return .done(Exit.ok)
                 }
             case .locked:
                 // Locked again before the hand-back: wait for the next unlock.
@@ -204,7 +251,9 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> Int32? {
             }
             fail("timed out waiting for an unlock")
         } catch {
-            fail("\(error)")
+            // Also after the unlock: the next daemon's status tells whether the screen was
+            // handed back.
+            return .lost("\(error)")
         }
     }
 }

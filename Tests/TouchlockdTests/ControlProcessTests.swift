@@ -163,6 +163,79 @@ private let screen = Size(width: 640, height: 400)
         #expect(try d.ctl(["wait-unlock", "--timeout", "1"]).status == 1)
     }
 
+    /// A kiosk ordered after `wait-unlock` must never start while locked: a daemon not
+    /// started yet, and one that accepts but does not answer (what a daemon stopped by a
+    /// signal looks like, until the watchdog restarts it), are waited for; the unlock of
+    /// the daemon that comes then ends the wait.
+    @Test func waitUnlockWaitsThroughADaemonAwayOrNotAnswering() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        var secret = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
+        var state = StoredState()
+        state.patternHash = try SecretHash.make(&secret)
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        let out = d.dir + "/wait.out", err = d.dir + "/wait.err"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let args = [DaemonProcess.ctl, "--socket", d.socketPath, "wait-unlock", "--timeout", "40"]
+        let cargs = args.map { strdup($0) } + [nil]
+        let cenv = [strdup("PATH=/usr/bin:/bin"), nil]
+        defer { cargs.forEach { free($0) }; cenv.forEach { free($0) } }
+        var pid: pid_t = 0
+        #expect(posix_spawn(&pid, args[0], &actions, nil, cargs, cenv) == 0)
+        defer { if pid > 0 { kill(pid, SIGKILL); waitpid(pid, nil, 0) } }
+        func text(_ path: String) -> String {
+            (try? DurableFile.read(path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        }
+        func stillWaiting() -> Bool {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                return false
+            }
+            return true
+        }
+
+        // No daemon yet.
+        usleep(1_000_000)
+        #expect(stillWaiting(), "exited with no daemon: \(text(err))")
+        // A listener that never answers, for longer than a reply may take (5 s).
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.socketPath))
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in d.socketPath.utf8.enumerated() { raw[i] = b }
+        }
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 4) == 0)
+        usleep(6_500_000)
+        #expect(stillWaiting(), "exited while the daemon did not answer: \(text(err))")
+        close(fd)
+        unlink(d.socketPath)
+        // The daemon, and its unlock.
+        let replay = d.dir + "/unlock.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5]], on: screen).utf8))
+        try d.start(replay: replay)
+        var status: Int32 = 0
+        let deadline = EventLoop.now() + .milliseconds(20_000)
+        while pid > 0, EventLoop.now() < deadline {
+            if waitpid(pid, &status, WNOHANG) == pid { pid = 0 } else { usleep(50_000) }
+        }
+        #expect(pid == 0, "still waiting after the unlock: \(text(err))\n\(d.log)")
+        #expect((status >> 8) & 0xff == 0 && status & 0x7f == 0, "\(text(err))")
+        #expect(text(out).contains("\"event\":\"unlocked\""), "\(text(out))")
+        let said = text(err)
+        #expect(said.contains("No such file") && said.contains("timed out") && said.contains("still locked"), "\(said)")
+        #expect(try d.status().state == .unlocked)
+    }
+
     @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
