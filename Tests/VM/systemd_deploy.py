@@ -53,6 +53,7 @@ UNIT = "touchlockd.service"
 RECT = (0, 0, APP_W, APP_H)       # cage puts the app at the top left
 LOCK_BACK_S = 3.0                 # the target: the lock screen back within this after any gap (a figure)
 LOCK_BACK_LIMIT_S = 10.0          # the check: it comes back, within this
+MONO = re.compile(r"^\[\s*(\d+\.\d+)\]")   # a journal line's time (-o short-monotonic)
 DUMP_EVERY_S = 0.05               # the screendump loop's aim (the brief: 100 ms or less)
 CELL_STEPS, CELL_MS = 8, 15       # an event's stroke: 8 moves 15 ms apart, 60 px
 # VT_UNLOCKSWITCH on /dev/tty0 (perl is in every Debian): a daemon killed while it kept
@@ -459,6 +460,15 @@ class Deploy:
             raise CheckFailed(f"the kiosk's session: {s}; active VT {self.active_vt()}")
         print(f"vm-systemd: kiosk session {s.get('Id')}: {s.get('Type')} on {s.get('Seat')} {s.get('TTY')},"
               f" active", flush=True)
+        # Started after the first unlock (the drop-in's order through wait-unlock), never
+        # while locked: cage started while its VT is not shown never shows its app.
+        _, j = g.run("journalctl -b -o short-monotonic --no-pager -u touchlockd | grep -m 1 'unlocked by'", check=False)
+        first = next((float(m.group(1)) for m in map(MONO.match, j) if m), None)
+        started = int(g.show(KIOSK, "ExecMainStartTimestampMonotonic")["ExecMainStartTimestampMonotonic"]) / 1e6
+        if first is None or started < first:
+            self.diagnose()
+            raise CheckFailed(f"cage@tty1 started at {started:.3f} s, the first unlock was at {first} s")
+        self.run.figure("the first unlock to cage@tty1 started (guest journal)", f"{started - first:.2f} s")
         img = self.poll(self.want_app, 20, "weston-simple-touch on screen", name="deploy-kiosk.png")
         save(self.out, "deploy-kiosk.png", img)
         self.kiosk = self.kiosk_pids()

@@ -16,18 +16,16 @@ Checks:
                  wake-up is not judged, nor an unlock: virtio-gpu in Linux 6.1 has no
                  suspend support and stays dark for every client. It runs last.)
 """
-import re
 import time
 
 from run_e2e import CheckFailed, inject, save
 from run_kiosk import marks
-from systemd_deploy import RECT, cell_hit, cell_stroke, classify
+from systemd_deploy import MONO, RECT, cell_hit, cell_stroke, classify
 
 CHECKS = ["logind: loginctl lock-sessions locks the running kiosk and no touch reaches the app",
           "logind: loginctl unlock-sessions leaves it locked",
           "logind: a suspend waits for the lock screen, and the device wakes up locked"]
 SLEEP_S = 8                       # how long the guest sleeps before a line on its serial port wakes it
-MONO = re.compile(r"^\[\s*(\d+\.\d+)\]")
 
 
 class LogindChecks:
