@@ -27,6 +27,8 @@ public struct DrmCalls: Sendable {
     public var mapDumbBuffer: @Sendable (_ fd: Int32, _ handle: UInt32, _ offset: UnsafeMutablePointer<UInt64>) -> Int32
     public var rmFB: @Sendable (_ fd: Int32, _ fbID: UInt32) -> Int32
     public var destroyDumbBuffer: @Sendable (_ fd: Int32, _ handle: UInt32) -> Int32
+    /// The buffer handle of a framebuffer this descriptor made (0: unknown, or not master).
+    public var framebufferHandle: @Sendable (_ fd: Int32, _ fbID: UInt32) -> UInt32
     public var setCrtc: @Sendable (_ fd: Int32, _ crtc: UInt32, _ fbID: UInt32, _ x: UInt32, _ y: UInt32,
                                    _ connectors: UnsafeMutablePointer<UInt32>?, _ count: Int32,
                                    _ mode: UnsafeMutablePointer<drmModeModeInfo>?) -> Int32
@@ -60,6 +62,7 @@ public struct DrmCalls: Sendable {
         mapDumbBuffer: @escaping @Sendable (Int32, UInt32, UnsafeMutablePointer<UInt64>) -> Int32,
         rmFB: @escaping @Sendable (Int32, UInt32) -> Int32,
         destroyDumbBuffer: @escaping @Sendable (Int32, UInt32) -> Int32,
+        framebufferHandle: @escaping @Sendable (Int32, UInt32) -> UInt32,
         setCrtc: @escaping @Sendable (Int32, UInt32, UInt32, UInt32, UInt32,
                                    UnsafeMutablePointer<UInt32>?, Int32,
                                    UnsafeMutablePointer<drmModeModeInfo>?) -> Int32,
@@ -89,6 +92,7 @@ public struct DrmCalls: Sendable {
         self.mapDumbBuffer = mapDumbBuffer
         self.rmFB = rmFB
         self.destroyDumbBuffer = destroyDumbBuffer
+        self.framebufferHandle = framebufferHandle
         self.setCrtc = setCrtc
         self.pageFlip = pageFlip
         self.handleEvent = handleEvent
@@ -119,6 +123,11 @@ public struct DrmCalls: Sendable {
             mapDumbBuffer: { drmModeMapDumbBuffer($0, $1, $2) },
             rmFB: { drmModeRmFB($0, $1) },
             destroyDumbBuffer: { drmModeDestroyDumbBuffer($0, $1) },
+            framebufferHandle: { fd, id in
+                guard let fb = drmModeGetFB(fd, id) else { return 0 }
+                defer { drmModeFreeFB(fb) }
+                return fb.pointee.handle
+            },
             setCrtc: { drmModeSetCrtc($0, $1, $2, $3, $4, $5, $6, $7) },
             pageFlip: { drmModePageFlip($0, $1, $2, $3, $4) },
             handleEvent: { drmHandleEvent($0, $1) },

@@ -39,16 +39,47 @@ public final class DrmCard {
     /// Whether shutting down puts back the CRTCs as they were before us. Off while locked:
     /// what was there before is the kiosk app's last frame.
     public var restoresScreenAtShutdown = true
+    /// Told the descriptor in use whenever it changes (opened again to become master) and
+    /// nil when the card is closed: the daemon keeps it in systemd's descriptor store.
+    public var descriptorChanged: ((Int32?) -> Void)?
+    /// The descriptor in use.
+    public var descriptor: Int32 { fd }
+    /// Framebuffers an earlier process made on an inherited descriptor (the lock screen
+    /// it left on the screen): removed, with their buffers, once none is scanned out.
+    private var leftovers: [UInt32] = []
+    /// The descriptor in use was opened by the process before: the kernel lets only the
+    /// process that opened a descriptor (or CAP_SYS_ADMIN) drop or set DRM master on it.
+    private var inheritedDescriptor = false
 
     /// Opens `path`, or else the first /dev/dri/card* with a connected output we can drive.
+    /// `inherited`: a descriptor of the card at `path` kept from the process before
+    /// (systemd's descriptor store), used for that card: DRM master and the framebuffer on
+    /// the screen come with it, so the screen never goes dark between the two processes.
+    /// It is taken (closed if that card is not opened).
     public static func open(path: String? = nil, loop: EventLoop, connectors: [String] = [],
-                            mode: DisplayMode? = nil, rotation: Rotation? = nil) throws(SystemError) -> DrmCard {
+                            mode: DisplayMode? = nil, rotation: Rotation? = nil,
+                            inherited: (path: String, fd: Int32)? = nil) throws(SystemError) -> DrmCard {
         let candidates = path.map { [$0] } ?? cardNodes()
         var lastError = SystemError("open", .noEntry, "/dev/dri/card*: no DRM device")
+        var kept = inherited?.fd
+        defer {
+            if let k = kept {
+                Log.info("drm: the descriptor kept from before is of \(inherited?.path ?? "?"), not used; closed")
+                try? FileDescriptor(adopting: k).close()
+            }
+        }
         for candidate in candidates {
+            let same = kept != nil && candidate == inherited?.path
             do throws(SystemError) {
-                return try DrmCard(path: candidate, loop: loop, connectors: connectors, mode: mode, rotation: rotation,
-                                   closeWhenEmpty: false)
+                let device: FileDescriptor
+                if same, let k = kept {
+                    device = FileDescriptor(adopting: k)
+                    kept = nil
+                } else {
+                    device = try FileDescriptor.open(candidate, O_RDWR)
+                }
+                return try DrmCard(path: candidate, device: device, inherited: same, loop: loop, connectors: connectors,
+                                   mode: mode, rotation: rotation, closeWhenEmpty: false)
             } catch {
                 Log.info("drm: \(candidate) not usable: \(error)")
                 lastError = error
@@ -71,9 +102,14 @@ public final class DrmCard {
         return numbers.sorted().map { "/dev/dri/card\($0)" }
     }
 
-    init(path: String, loop: EventLoop, connectors: [String], mode: DisplayMode?, rotation: Rotation?,
-         closeWhenEmpty: Bool) throws(SystemError) {
-        let device = try FileDescriptor.open(path, O_RDWR)
+    convenience init(path: String, loop: EventLoop, connectors: [String], mode: DisplayMode?, rotation: Rotation?,
+                     closeWhenEmpty: Bool) throws(SystemError) {
+        try self.init(path: path, device: try FileDescriptor.open(path, O_RDWR), inherited: false, loop: loop,
+                      connectors: connectors, mode: mode, rotation: rotation, closeWhenEmpty: closeWhenEmpty)
+    }
+
+    init(path: String, device: consuming FileDescriptor, inherited: Bool, loop: EventLoop, connectors: [String],
+         mode: DisplayMode?, rotation: Rotation?, closeWhenEmpty: Bool) throws(SystemError) {
         let fd = device.rawValue
         var cap: UInt64 = 0
         try SystemCall.check("drmGetCap(DRM_CAP_DUMB_BUFFER)", path) {
@@ -95,6 +131,16 @@ public final class DrmCard {
                                                seconds: seconds, microseconds: microseconds)
         }
         // From here on the object is whole: if a step fails, deinit releases it all.
+        inheritedDescriptor = inherited
+        if inherited {
+            // What the process before left: its framebuffers (listed for this descriptor only).
+            if let res = DrmCalls.current.getResources(fd) {
+                leftovers = Array(UnsafeBufferPointer(start: res.pointee.fbs, count: Int(res.pointee.count_fbs)))
+                DrmCalls.current.freeResources(res)
+            }
+            Log.info("drm: \(path): the descriptor kept from before, \(DrmCalls.current.isMaster(fd) != 0 ? "DRM master" : "not master")"
+                     + ", \(leftovers.count) framebuffer(s) of it left")
+        }
         try probe()
         if outputs.isEmpty {
             throw SystemError("drmModeGetConnector", .noDevice, "\(path): no connected output with a free CRTC"
@@ -227,6 +273,36 @@ public final class DrmCard {
         if closeWhenEmpty && !closing && outputs.isEmpty { close() }
     }
 
+    /// An output set its mode (its first frame): the framebuffers left from before that
+    /// no CRTC shows any more are removed, with their buffers.
+    func modeSet() {
+        guard !leftovers.isEmpty, !isClosed else { return }
+        let drm = DrmCalls.current
+        var shown = Set<UInt32>()
+        if let res = drm.getResources(fd) {
+            for crtc in UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)) {
+                if let c = drm.getCrtc(fd, crtc) {
+                    shown.insert(c.pointee.buffer_id)
+                    drm.freeCrtc(c)
+                }
+            }
+            drm.freeResources(res)
+        }
+        var kept: [UInt32] = []
+        for fb in leftovers {
+            if shown.contains(fb) { kept.append(fb); continue }
+            let handle = drm.framebufferHandle(fd, fb)
+            if drm.rmFB(fd, fb) != 0 { Log.info("drm: \(path): removing framebuffer \(fb) left from before: \(Errno.current)") }
+            if handle != 0 && drm.destroyDumbBuffer(fd, handle) != 0 {
+                Log.info("drm: \(path): freeing buffer \(handle) left from before: \(Errno.current)")
+            }
+        }
+        if kept.count < leftovers.count {
+            Log.info("drm: \(path): \(leftovers.count - kept.count) framebuffer(s) left from before removed")
+        }
+        leftovers = kept
+    }
+
     // MARK: master
 
     /// An output was handed over: master is dropped once no output is still shown.
@@ -235,6 +311,16 @@ public final class DrmCard {
         if DrmCalls.current.isMaster(fd) == 0 {
             // Lost to another process already: nothing to drop.
             masterDropped = true
+            return
+        }
+        if inheritedDescriptor {
+            // drmDropMaster would be refused (EACCES): master goes with the descriptor,
+            // closed once the outputs are on one of our own (not master: opened while the
+            // inherited one was; it becomes master again as `takeMaster` says).
+            let fresh = try FileDescriptor.open(path, O_RDWR)
+            try move(to: fresh)
+            masterDropped = true
+            Log.info("drm: \(path): DRM master let go with the descriptor kept from before")
             return
         }
         try SystemCall.check("drmDropMaster", path) { DrmCalls.current.dropMaster(fd) }
@@ -264,11 +350,17 @@ public final class DrmCard {
     /// every output onto it (new buffers; the mode is set again at the next frame). The old
     /// descriptor is closed last, once nothing of it is in use.
     private func reopen(after refusal: SystemError) throws(SystemError) {
-        let drm = DrmCalls.current
         let fresh = try FileDescriptor.open(path, O_RDWR)
-        guard drm.isMaster(fresh.rawValue) != 0 else {
+        guard DrmCalls.current.isMaster(fresh.rawValue) != 0 else {
             throw SystemError("drmSetMaster", refusal.errno, "\(path): refused on this descriptor, and another process holds DRM master")
         }
+        try move(to: fresh)
+        Log.info("drm: \(path): opened again to become DRM master (\(refusal.errno) on the descriptor opened while another process held it)")
+    }
+
+    /// Moves every output onto `fresh` (new buffers; the mode is set again at the next
+    /// frame) and closes the descriptor used until now, last, once nothing of it is in use.
+    private func move(to fresh: consuming FileDescriptor) throws(SystemError) {
         let wasReading = readingEvents
         stopEvents()
         let old = device.take()
@@ -281,8 +373,10 @@ public final class DrmCard {
                 failure = failure ?? error
             }
         }
-        do { try old?.close() } catch { Log.warning("drm: \(path): closing the descriptor that was not master: \(error)") }
-        Log.info("drm: \(path): opened again to become DRM master (\(refusal.errno) on the descriptor opened while another process held it)")
+        do { try old?.close() } catch { Log.warning("drm: \(path): closing the descriptor used until now: \(error)") }
+        leftovers = []
+        inheritedDescriptor = false
+        descriptorChanged?(fd)
         if wasReading { try startEvents() }
         if let failure { throw failure }
     }
@@ -372,6 +466,7 @@ public final class DrmCard {
         isClosed = true
         stopEvents()
         do { try device.take()?.close() } catch { Log.warning("drm: \(error)") }
+        descriptorChanged?(nil)
         Log.info("drm: \(path) released")
     }
 }

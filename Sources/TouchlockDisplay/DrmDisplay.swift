@@ -180,6 +180,7 @@ public final class DrmDisplay: Display {
                 DrmCalls.current.setCrtc(fd, crtcID, b.fbID, 0, 0, &connectorID, 1, &mode)
             }
             modeSet = true
+            card.modeSet()
             front = 0
             flipTarget = 0
             lastShown = nil

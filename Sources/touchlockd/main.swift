@@ -20,9 +20,28 @@ nonisolated(unsafe) var card: DrmCard?
 func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> [Display] {
     let rotation = config.displayRotation
     func drm() throws(SystemError) -> [Display] {
+        // The card's descriptor is kept in systemd's store (FileDescriptorStoreMax=): a
+        // daemon restarted after a crash or the watchdog's kill gets it back with DRM
+        // master and the lock screen still on the screen, instead of a dark screen until
+        // its first frame. A clean stop takes it out of the store.
+        var kept: (path: String, fd: Int32)?
+        for (name, fd) in ServiceNotify.takeStored() {
+            if name.hasPrefix("drm-card") && kept == nil { kept = ("/dev/dri/" + name.dropFirst(4), fd) } else {
+                Log.info("a descriptor named \(name) from systemd's store: not ours, closed")
+                close(fd)
+            }
+        }
         let c = try DrmCard.open(loop: loop, connectors: config.displayConnectors, mode: config.displayMode,
-                                   rotation: rotation)
+                                   rotation: rotation, inherited: kept)
         card = c
+        // One descriptor in the store, named after the card's node (drm-card0).
+        let name = "drm-" + (c.path.split(separator: "/").last.map(String.init) ?? "card")
+        func keep(_ fd: Int32?) {
+            ServiceNotify.removeStored(name: name)
+            if let fd { ServiceNotify.store(fd, name: name) }
+        }
+        keep(c.descriptor)
+        c.descriptorChanged = keep
         if let name = config.touchOutput, !c.outputs.contains(where: { $0.connectorName == name }) {
             Log.warning("[input] output = \(name): no such connected output (yet); panels go by their size, else to \(c.outputs[0].connectorName)")
         }

@@ -143,4 +143,73 @@ struct DrmOutputsSeamTests {
         }
         #expect(card.outstanding == 0)
     }
+
+    /// A daemon restarted after a crash gets the card's descriptor back from systemd's
+    /// store: it is not opened again, and the old daemon's framebuffers (its lock screen,
+    /// still on the screen) are removed only once the new first frame has replaced them.
+    @Test func anInheritedDescriptorIsUsedAndWhatWasLeftOnItGoesAfterTheFirstFrame() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let fd = FakeDrmDevice.path.withCString { SystemCalls.current.open($0, O_RDWR, 0) }
+            #expect(fd >= 0 && card.opens == 1)
+            card.leaveFramebuffers([150, 151])
+            let drm = try DrmCard.open(path: FakeDrmDevice.path, loop: loop, inherited: (FakeDrmDevice.path, fd))
+            #expect(card.opens == 1 && drm.descriptor == fd)
+            #expect(!card.trace.contains { $0.hasPrefix("drmModeRmFB") })
+            #expect(card.scannedOut == 150)  // the old lock screen, until the new first frame
+            #expect(try show(drm.outputs[0], loop))
+            let setCrtc = try #require(card.trace.firstIndex { $0.hasPrefix("drmModeSetCrtc(") })
+            let removed = card.trace.indices.filter { card.trace[$0] == "drmModeRmFB(50)" || card.trace[$0] == "drmModeRmFB(51)" }
+            #expect(removed.count == 2 && removed.allSatisfy { $0 > setCrtc }, "\(card.trace)")
+            #expect(card.trace.contains("drmModeDestroyDumbBuffer(50)") && card.trace.contains("drmModeDestroyDumbBuffer(51)"))
+            #expect(card.leftovers.isEmpty && card.scannedOut == 101)
+            drm.close()
+        }
+        #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
+    }
+
+    @Test func anInheritedDescriptorOfAnotherCardIsClosed() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let fd = FakeDrmDevice.path.withCString { SystemCalls.current.open($0, O_RDWR, 0) }
+            let drm = try DrmCard.open(path: FakeDrmDevice.path, loop: loop, inherited: ("/dev/dri/card1", fd))
+            #expect(card.opens == 2 && drm.descriptor != fd)
+            #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)  // the inherited one, closed
+            drm.close()
+        }
+    }
+
+    /// The kernel refuses drmDropMaster on a descriptor another process opened (without
+    /// CAP_SYS_ADMIN): handing over from an inherited descriptor closes it instead, once
+    /// the outputs are on one of our own, which takes the lock screen back later.
+    @Test func handingOverFromAnInheritedDescriptorLetsMasterGoWithIt() throws {
+        let card = FakeDrmDevice()
+        let loop = try EventLoop(signals: [])
+        try card.run {
+            let inherited = FakeDrmDevice.path.withCString { SystemCalls.current.open($0, O_RDWR, 0) }
+            card.leaveFramebuffers([150, 151])
+            var stored: [Int32?] = []
+            let drm = try DrmCard.open(path: FakeDrmDevice.path, loop: loop, inherited: (FakeDrmDevice.path, inherited))
+            drm.descriptorChanged = { stored.append($0) }
+            #expect(try show(drm.outputs[0], loop))
+            card.fail("drmDropMaster", with: EACCES)
+            card.masterAtOpen = false  // opened while the inherited descriptor is master
+            try drm.outputs[0].release()
+            #expect(drm.outputs[0].state.phase == .handedOver)
+            #expect(card.opens == 2 && drm.descriptor != inherited)
+            #expect(fcntl(inherited, F_GETFD) == -1 && errno == EBADF)
+            #expect(!card.trace.contains { $0.hasPrefix("drmDropMaster") }, "\(card.trace)")
+            #expect(stored == [drm.descriptor])
+            // Locked again: master on our own descriptor, and frames on it.
+            card.master = false
+            try drm.outputs[0].acquire()
+            #expect(card.master && drm.outputs[0].state.isActive)
+            #expect(try show(drm.outputs[0], loop))
+            drm.close()
+            #expect(stored == [drm.descriptor, nil])
+        }
+        #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
+    }
 }

@@ -50,6 +50,10 @@ final class FakeDrmDevice: @unchecked Sendable {
     /// The connector's "panel orientation" (0 Normal, 1 Upside Down, 2 Left Side Up,
     /// 3 Right Side Up, as in the kernel's enum); nil: the connector has no such property.
     var panelOrientation: UInt64?
+    /// Framebuffers a process before made on the descriptor (`leaveFramebuffers`): listed
+    /// by GetResources, and while there, GetCrtc reports what each CRTC scans out.
+    private(set) var leftovers: [UInt32] = []
+    private let leftoverIDs = UnsafeMutablePointer<UInt32>.allocate(capacity: 8)
 
     private let connectorIDs: UnsafeMutablePointer<UInt32>
     private let crtcIDs: UnsafeMutablePointer<UInt32>
@@ -113,6 +117,15 @@ final class FakeDrmDevice: @unchecked Sendable {
     }
 
     private func acquired(_ kind: String) { live[kind, default: 0] += 1 }
+
+    /// What a daemon killed while locked leaves on its descriptor: framebuffers (with their
+    /// buffers, handle = id - 100), the first of them on the first CRTC.
+    func leaveFramebuffers(_ ids: [UInt32]) {
+        leftovers = ids
+        for _ in ids { acquired("fb"); acquired("dumb") }
+        scannedOutOn[crtcID] = ids[0]
+        scannedOut = ids[0]
+    }
     private func released(_ kind: String) {
         live[kind, default: 0] -= 1
         precondition(live[kind]! >= 0, "\(kind) freed twice")
@@ -182,6 +195,8 @@ final class FakeDrmDevice: @unchecked Sendable {
             r.count_crtcs = 2; r.crtcs = self.crtcIDs
             r.count_connectors = 2; r.connectors = self.connectorIDs
             r.count_encoders = 2; r.encoders = self.encoderIDs
+            for (i, id) in self.leftovers.prefix(8).enumerated() { self.leftoverIDs[i] = id }
+            r.count_fbs = Int32(min(8, self.leftovers.count)); r.fbs = self.leftoverIDs
             let p = UnsafeMutablePointer<drmModeRes>.allocate(capacity: 1)
             p.initialize(to: r)
             self.acquired("resources")
@@ -229,7 +244,7 @@ final class FakeDrmDevice: @unchecked Sendable {
         d.getCrtc = { _, id in
             var c = drmModeCrtc()
             c.crtc_id = id
-            c.buffer_id = 7  // the console's framebuffer, restored at shutdown
+            c.buffer_id = self.leftovers.isEmpty ? 7 : self.scannedOutOn[id] ?? 0  // 7: the console's, restored at shutdown
             c.mode_valid = 1
             c.mode = self.modes.pointee
             let p = UnsafeMutablePointer<drmModeCrtc>.allocate(capacity: 1)
@@ -260,7 +275,9 @@ final class FakeDrmDevice: @unchecked Sendable {
             offset.pointee = UInt64(handle) << 12
             return 0
         }
+        d.framebufferHandle = { _, fbID in fbID > 100 ? fbID - 100 : 0 }
         d.rmFB = { _, fbID in
+            self.leftovers.removeAll { $0 == fbID }
             _ = self.enter("drmModeRmFB", "drmModeRmFB(\(fbID - 100))")
             self.released("fb")
             return 0
