@@ -25,7 +25,9 @@ Checks:
              the app's surface, clear of the nodes. Checked, where it was locked: no
              screendump shows the app, no stroke reaches it, the lock screen comes back
              whenever it left the screen (within 10 s; the target, 3 s, is a figure of the
-             table: timed under emulation on a shared host, it is not a check); in both: the kiosk is not stopped (same cage
+             table: timed under emulation on a shared host, it is not a check); after kill -9
+             and kill -STOP (restarts systemd makes itself, the card's descriptor kept in the
+             unit's store) the lock screen never leaves the screen at all; in both: the kiosk is not stopped (same cage
              and app PIDs, its marks kept), `touchlockctl lock` covers it afterwards, and
              the right pattern gives the app back, which takes touches.
   no card    `touchlockd --display auto` with no card visible (systemd-run, PrivateDevices=)
@@ -69,6 +71,10 @@ EVENTS = [
 ]
 EVENT_CHECKS_LOCKED = ["no screendump shows the app", "no touch reaches the app",
                        f"the lock screen comes back (within {LOCK_BACK_LIMIT_S:.0f} s)"]
+# Restarts systemd makes itself (Restart=): the card's descriptor is kept in the unit's file
+# descriptor store, so the last frame stays on the screen until the next daemon's first.
+KEPT_ON_SCREEN = ("kill -9", "kill -STOP")
+KEPT_CHECK = "the lock screen never leaves the screen (the card kept in systemd's store)"
 EVENT_CHECKS = ["the kiosk is not stopped (same cage and app PIDs, marks kept)",
                 "touchlockctl lock covers the app afterwards",
                 "the right pattern gives the app back and it takes touches"]
@@ -78,7 +84,7 @@ def check_names():
     names = ["kiosk: cage@tty1's session is active on tty1, the app is on screen and takes touches"]
     for locked in (True, False):
         for ev, _, _ in EVENTS:
-            for c in (EVENT_CHECKS_LOCKED if locked else []) + EVENT_CHECKS:
+            for c in ((EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if ev in KEPT_ON_SCREEN else [])) if locked else []) + EVENT_CHECKS:
                 names.append(f"[{ev}, {'locked' if locked else 'unlocked'}] {c}")
     names += ["no card: touchlockd --display auto with no card exits non-zero",
               "retry: a lock refused while the VT owner is stopped is taken once it resumes"]
@@ -483,7 +489,9 @@ class Deploy:
     def event(self, name, command, seconds, locked):
         g = self.g
         tag = f"[{name}, {'locked' if locked else 'unlocked'}]"
-        checks = [f"{tag} {c}" for c in (EVENT_CHECKS_LOCKED if locked else []) + EVENT_CHECKS]
+        kept_check = locked and name in KEPT_ON_SCREEN
+        checks = [f"{tag} {c}" for c in (EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if kept_check else []) if locked else [])
+                  + EVENT_CHECKS]
         row = {"event": tag[1:-1], "locked": locked}
         self.table.append(row)
         try:
@@ -652,6 +660,13 @@ class Deploy:
         if locked:
             record(EVENT_CHECKS_LOCKED[1], no_touch)
             record(EVENT_CHECKS_LOCKED[2], lock_back)
+            if kept_check:
+                def never_off():
+                    if off:
+                        raise CheckFailed("the lock screen left the screen " + ", ".join(
+                            f"at {a:.2f} s for {d:.2f} s" if d is not None else f"from {a:.2f} s on" for a, d in off)
+                            + f" (deploy-{slug}-end.png)")
+                record(KEPT_CHECK, never_off)
         else:
             try:
                 no_touch()
