@@ -1,6 +1,7 @@
 import Glibc
 import TouchlockCore
 import TouchlockSystem
+import TouchlockUdev
 
 /// The kernel touchscreens and keypads in use, each read on the event loop until EAGAIN;
 /// devices that appear later under /dev/input are adopted as they appear (inotify), and a
@@ -28,6 +29,17 @@ public final class EvdevInputs {
     public var place: ((DeviceDescription) -> (output: String, screen: Size, rotation: Rotation))?
     /// The output each touchscreen (by panel number, `ScreenTouch.panel`) belongs to.
     public private(set) var outputOfPanel: [Int: String] = [:]
+    /// udev's record of the devices (nil if libudev cannot start); without udevd it
+    /// initialises none, and their capabilities alone decide.
+    private lazy var udev: Udev? = {
+        do { return try Udev() } catch {
+            Log.warning("udev's properties of the input devices are not read: \(error)")
+            return nil
+        }
+    }()
+    /// What was said of each node's udev properties (`InputAdmission.note`), so that it
+    /// is said once per device: forgotten when the node goes.
+    private var noted: [String: String] = [:]
 
     public init(loop: EventLoop, screen: Size, settings: InputSettings,
          deliver: @escaping ([ScreenTouch], Instant) -> Void,
@@ -65,6 +77,7 @@ public final class EvdevInputs {
             if name.hasPrefix("event") { open("\(directory)/\(name)") }
         case .removed(let name):
             let path = "\(directory)/\(name)"
+            noted[path] = nil
             if let fd = devices.first(where: { $0.value.device.path == path })?.key { remove(fd, "removed") }
         case .rescan:
             openAll(in: directory)
@@ -79,21 +92,33 @@ public final class EvdevInputs {
             return
         }
         let label = "\(path) (\(dev.name))"
+        let admission = admit(dev, label: label)
+        if let why = admission.skipped {
+            Log.debug("\(label): not used: \(why)")
+            return
+        }
         // Touch ids are made unique across devices.
         let base = touchIDBase
         let deliver = self.deliver
         var touch: TouchInput?
-        let calibration = dev.udevProperty("LIBINPUT_CALIBRATION_MATRIX").flatMap(AffineMatrix.init(parsing:))
+        var description = dev.description
+        let calibration = admission.calibration
         var settings = self.settings, screen = self.screen
         let placed = place?(dev.description)
         if let placed {
             settings.displayRotation = placed.rotation
             screen = placed.screen
         }
-        switch TouchInput.make(label: label, device: dev.description, settings: settings, screen: screen,
-                               calibration: calibration, deliver: { touches, time in
-                                   deliver(touches.map { var t = $0; t.id += base; return t }, time)
-                               }) {
+        if admission.touchscreen == .asDirect { description.properties.insert(DeviceDescription.INPUT_PROP_DIRECT) }
+        let made: Result<TouchInput, NotATouchscreen> = if case .no(let why) = admission.touchscreen {
+            .failure(NotATouchscreen(why))
+        } else {
+            TouchInput.make(label: label, device: description, settings: settings, screen: screen,
+                            calibration: calibration, deliver: { touches, time in
+                                deliver(touches.map { var t = $0; t.id += base; return t }, time)
+                            })
+        }
+        switch made {
         case .success(let t):
             touch = t
             if let placed {
@@ -122,6 +147,24 @@ public final class EvdevInputs {
         }
         devices[dev.fd] = Entry(device: dev, touch: touch, keys: keys)
         dev.grab(grabbing)
+    }
+
+    /// What udev's properties of `dev`, if udev has initialised it, make of it; a note
+    /// is logged once per device.
+    private func admit(_ dev: EvdevDevice, label: String) -> InputAdmission {
+        var properties: UdevProperties?
+        if let udev, let number = dev.deviceNumber {
+            do { properties = try udev.record(ofCharacterDevice: number, dev.path).udevProperties } catch {
+                Log.debug("\(label): no udev record: \(error)")
+            }
+        }
+        let quirk = InputQuirk.merged(settings.quirks, for: dev.description)
+        let admission = InputAdmission.decide(dev.description, quirk: quirk, udev: properties, seat: settings.seat)
+        if let note = admission.note, noted[dev.path] != note {
+            noted[dev.path] = note
+            Log.info("\(label): \(note)")
+        }
+        return admission
     }
 
     public func grab(_ on: Bool) {

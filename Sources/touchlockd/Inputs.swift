@@ -17,7 +17,7 @@ final class Inputs {
          touches: @escaping ([ScreenTouch], Instant) -> Void,
          keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
         let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation,
-                                     displayRotation: rotation)
+                                     displayRotation: rotation, seat: config.logindSeat)
         switch options.input {
         case .auto, .evdev:
             let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)
