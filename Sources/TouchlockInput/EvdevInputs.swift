@@ -11,6 +11,7 @@ public final class EvdevInputs {
         var device: EvdevDevice
         var touch: TouchInput?
         var keys: Bool
+        var admission: InputAdmission
     }
 
     private let loop: EventLoop
@@ -40,6 +41,12 @@ public final class EvdevInputs {
     /// What was said of each node's udev properties (`InputAdmission.note`), so that it
     /// is said once per device: forgotten when the node goes.
     private var noted: [String: String] = [:]
+    /// Nodes taken (or passed over) by their capabilities alone while udevd runs but had not
+    /// yet processed them (a node appears before udevd has its event): looked at again when
+    /// udevd's queue empties, and opened anew if udev's properties change what is done with
+    /// them. The queue is watched only while there are some.
+    private var awaitingUdev: Set<String> = []
+    private var udevQueue: UdevQueue?
 
     public init(loop: EventLoop, screen: Size, settings: InputSettings,
          deliver: @escaping ([ScreenTouch], Instant) -> Void,
@@ -78,6 +85,7 @@ public final class EvdevInputs {
         case .removed(let name):
             let path = "\(directory)/\(name)"
             noted[path] = nil
+            awaitingUdev.remove(path)
             if let fd = devices.first(where: { $0.value.device.path == path })?.key { remove(fd, "removed") }
         case .rescan:
             openAll(in: directory)
@@ -145,18 +153,31 @@ public final class EvdevInputs {
             Log.error("\(path): \(error)")
             return
         }
-        devices[dev.fd] = Entry(device: dev, touch: touch, keys: keys)
+        devices[dev.fd] = Entry(device: dev, touch: touch, keys: keys, admission: admission)
         dev.grab(grabbing)
     }
 
     /// What udev's properties of `dev`, if udev has initialised it, make of it; a note
-    /// is logged once per device.
+    /// is logged once per device. A device udevd has yet to process waits for its queue.
     private func admit(_ dev: EvdevDevice, label: String) -> InputAdmission {
         var properties: UdevProperties?
         if let udev, let number = dev.deviceNumber {
-            do { properties = try udev.record(ofCharacterDevice: number, dev.path).udevProperties } catch {
-                Log.debug("\(label): no udev record: \(error)")
+            func read() -> Udev.Record? {
+                do { return try udev.record(ofCharacterDevice: number, dev.path) } catch {
+                    Log.debug("\(label): no udev record: \(error)")
+                    return nil
+                }
             }
+            var record = read()
+            if record?.initialized == false, UdevQueue.udevdIsActive(udev), watchUdevQueue(udev) {
+                // Read again with the queue watched: udevd may have finished it in between.
+                record = read()
+                if record?.initialized == false {
+                    awaitingUdev.insert(dev.path)
+                    Log.debug("\(label): udevd has not processed it yet")
+                }
+            }
+            properties = record?.udevProperties
         }
         let quirk = InputQuirk.merged(settings.quirks, for: dev.description)
         let admission = InputAdmission.decide(dev.description, quirk: quirk, udev: properties, seat: settings.seat)
@@ -165,6 +186,45 @@ public final class EvdevInputs {
             Log.info("\(label): \(note)")
         }
         return admission
+    }
+
+    /// Puts udevd's queue on the loop, if it is not; false if it cannot be watched.
+    private func watchUdevQueue(_ udev: Udev) -> Bool {
+        if udevQueue != nil { return true }
+        do {
+            let queue = try UdevQueue(udev)
+            try loop.register(queue.fd, .readable) { [weak self] _ in self?.udevQueueChanged() }
+            udevQueue = queue
+            return true
+        } catch {
+            Log.warning("udevd's queue cannot be watched: devices plugged in are read without udev's properties: \(error)")
+            return false
+        }
+    }
+
+    /// udevd's queue may have emptied: the nodes it had not processed are looked at again.
+    private func udevQueueChanged() {
+        udevQueue?.flush()
+        for path in awaitingUdev {
+            awaitingUdev.remove(path)
+            guard let (fd, entry) = devices.first(where: { $0.value.device.path == path }) else {
+                open(path)  // passed over before: perhaps now a device to use
+                continue
+            }
+            let label = "\(path) (\(entry.device.name))"
+            var now = admit(entry.device, label: label), before = entry.admission
+            now.note = nil; before.note = nil
+            if now != before {
+                remove(fd, "opened again with udev's properties")
+                open(path)
+            } else if let i = devices.index(forKey: fd) {
+                devices.values[i].admission = now
+            }
+        }
+        if awaitingUdev.isEmpty, let queue = udevQueue {
+            loop.unregister(queue.fd)
+            udevQueue = nil
+        }
     }
 
     public func grab(_ on: Bool) {

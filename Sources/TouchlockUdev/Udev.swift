@@ -8,7 +8,7 @@ import TouchlockSystem
 /// no database: libudev then knows only what the kernel says (sysfs), and no device is
 /// initialised.
 public final class Udev {
-    private let context: OpaquePointer
+    let context: OpaquePointer
 
     /// What libudev knows of one device.
     public struct Record: Equatable, Sendable {
@@ -46,4 +46,43 @@ public final class Udev {
         }
         return Record(initialized: udev_device_get_is_initialized(device) > 0, properties: properties)
     }
+}
+
+/// udevd's queue of events, through libudev: whether udevd runs, and a descriptor that
+/// becomes readable when its queue may have emptied (libudev watches udevd's run directory
+/// with inotify for the file that marks a queue; no polling).
+public final class UdevQueue {
+    private let queue: OpaquePointer
+    private let udev: Udev
+    /// The descriptor to wait on, libudev's; it closes with the queue.
+    public let fd: Int32
+
+    /// Fails when udevd does not run (its run directory is missing).
+    public init(_ udev: Udev) throws(SystemError) {
+        self.udev = udev
+        errno = 0
+        let queue = try SystemCall.checkPointer("udev_queue_new") { udev_queue_new(udev.context) }
+        do {
+            fd = try SystemCall.checkNegative("udev_queue_get_fd") { udev_queue_get_fd(queue) }
+        } catch {
+            udev_queue_unref(queue)
+            throw error
+        }
+        self.queue = queue
+    }
+
+    deinit { udev_queue_unref(queue) }
+
+    /// udevd runs (its control socket is there).
+    public static func udevdIsActive(_ udev: Udev) -> Bool {
+        guard let q = udev_queue_new(udev.context) else { return false }
+        defer { udev_queue_unref(q) }
+        return udev_queue_get_udev_is_active(q) > 0
+    }
+
+    /// No event is queued or being processed.
+    public var isEmpty: Bool { udev_queue_get_queue_is_empty(queue) > 0 }
+
+    /// Reads what made the descriptor readable.
+    public func flush() { _ = udev_queue_flush(queue) }
 }

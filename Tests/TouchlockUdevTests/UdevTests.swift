@@ -42,4 +42,17 @@ import TouchlockSystem
         let none = dev_t(4095 << 8) | dev_t(0xff) | (dev_t(0xfffff00) << 12) | (dev_t(0xfff00000) << 32)
         #expect(throws: SystemError.self) { try udev.record(ofCharacterDevice: none, "4095:1048575") }
     }
+
+    @Test func udevdsQueueIsWatchedOnlyWhereUdevdRuns() throws {
+        let udev = try Udev()
+        #expect(UdevQueue.udevdIsActive(udev) == udevdRuns)
+        if access("/run/udev", F_OK) != 0 {
+            // No run directory to watch: the queue cannot be made, and nothing waits for it.
+            #expect(throws: SystemError.self) { try UdevQueue(udev) }
+        } else {
+            let queue = try UdevQueue(udev)
+            #expect(queue.fd >= 0)
+            queue.flush()
+        }
+    }
 }
