@@ -61,9 +61,10 @@ public struct InputAdmission: Equatable, Sendable {
     ///
     /// `udev` is nil when udev has not initialised the device (no udevd: no database):
     /// then the capabilities alone decide, and nothing is noted.
-    public static func decide(_ device: DeviceDescription, quirk: InputQuirk? = nil,
-                              udev: UdevProperties?, seat: String?) -> InputAdmission {
-        guard let udev else { return InputAdmission() }
+    /// What `decide` leaves out by udev's properties alone, before the device is opened
+    /// (LIBINPUT_IGNORE_DEVICE, ID_SEAT); nil: the device is to be looked at.
+    public static func leftOut(udev: UdevProperties?, seat: String?) -> InputAdmission? {
+        guard let udev else { return nil }
         if udev.flag("LIBINPUT_IGNORE_DEVICE") == true {
             let why = "udev sets LIBINPUT_IGNORE_DEVICE"
             return InputAdmission(skipped: why, touchscreen: .no(why), note: "ignored: \(why)")
@@ -72,6 +73,13 @@ public struct InputAdmission: Equatable, Sendable {
             let why = "on \(udev.seat) (ID_SEAT), not on \(seat)"
             return InputAdmission(skipped: why, touchscreen: .no(why), note: "not used: \(why)")
         }
+        return nil
+    }
+
+    public static func decide(_ device: DeviceDescription, quirk: InputQuirk? = nil,
+                              udev: UdevProperties?, seat: String?) -> InputAdmission {
+        guard let udev else { return InputAdmission() }
+        if let out = leftOut(udev: udev, seat: seat) { return out }
         let capabilities = device.touchMode(quirk: quirk)
         var result = InputAdmission()
         switch (udev.flag("ID_INPUT_TOUCHSCREEN"), capabilities) {

@@ -151,6 +151,14 @@ public final class EvdevDevice {
         return st.st_rdev
     }
 
+    /// The device number of the character device node at `path`, before it is opened; nil
+    /// if it is none (or is gone).
+    public static func deviceNumber(of path: String) -> dev_t? {
+        var st = stat()
+        do { try SystemCall.check("stat", path) { stat(path, &st) } } catch { return nil }
+        return st.st_mode & S_IFMT == S_IFCHR ? st.st_rdev : nil
+    }
+
     /// EVIOCGRAB: while locked, no touch reaches other readers (the kiosk app).
     public func grab(_ on: Bool) {
         if on == grabbed { return }

@@ -94,13 +94,19 @@ public final class EvdevInputs {
 
     public func open(_ path: String) {
         if devices.values.contains(where: { $0.device.path == path }) { return }
+        // A device udev leaves out (LIBINPUT_IGNORE_DEVICE, another seat) is not even opened.
+        let properties = EvdevDevice.deviceNumber(of: path).flatMap { udevProperties($0, path) }
+        if let out = InputAdmission.leftOut(udev: properties, seat: settings.seat) {
+            say(out, path, label: path)
+            return
+        }
         let dev: EvdevDevice
         do { dev = try EvdevDevice(path: path) } catch {
             Log.debug("\(path): \(error)")
             return
         }
         let label = "\(path) (\(dev.name))"
-        let admission = admit(dev, label: label)
+        let admission = admit(dev, label: label, properties)
         if let why = admission.skipped {
             Log.debug("\(label): not used: \(why)")
             return
@@ -157,35 +163,42 @@ public final class EvdevInputs {
         dev.grab(grabbing)
     }
 
-    /// What udev's properties of `dev`, if udev has initialised it, make of it; a note
-    /// is logged once per device. A device udevd has yet to process waits for its queue.
-    private func admit(_ dev: EvdevDevice, label: String) -> InputAdmission {
-        var properties: UdevProperties?
-        if let udev, let number = dev.deviceNumber {
-            func read() -> Udev.Record? {
-                do { return try udev.record(ofCharacterDevice: number, dev.path) } catch {
-                    Log.debug("\(label): no udev record: \(error)")
-                    return nil
-                }
+    /// udev's properties of character device `number` (the node at `path`), nil if udev has
+    /// not initialised it; a device udevd has yet to process waits for its queue.
+    private func udevProperties(_ number: dev_t, _ path: String) -> UdevProperties? {
+        guard let udev else { return nil }
+        func read() -> Udev.Record? {
+            do { return try udev.record(ofCharacterDevice: number, path) } catch {
+                Log.debug("\(path): no udev record: \(error)")
+                return nil
             }
-            var record = read()
-            if record?.initialized == false, UdevQueue.udevdIsActive(udev), watchUdevQueue(udev) {
-                // Read again with the queue watched: udevd may have finished it in between.
-                record = read()
-                if record?.initialized == false {
-                    awaitingUdev.insert(dev.path)
-                    Log.debug("\(label): udevd has not processed it yet")
-                }
-            }
-            properties = record?.udevProperties
         }
+        var record = read()
+        if record?.initialized == false, UdevQueue.udevdIsActive(udev), watchUdevQueue(udev) {
+            // Read again with the queue watched: udevd may have finished it in between.
+            record = read()
+            if record?.initialized == false {
+                awaitingUdev.insert(path)
+                Log.debug("\(path): udevd has not processed it yet")
+            }
+        }
+        return record?.udevProperties
+    }
+
+    /// What `properties` (udev's, or nil) make of `dev`.
+    private func admit(_ dev: EvdevDevice, label: String, _ properties: UdevProperties?) -> InputAdmission {
         let quirk = InputQuirk.merged(settings.quirks, for: dev.description)
         let admission = InputAdmission.decide(dev.description, quirk: quirk, udev: properties, seat: settings.seat)
-        if let note = admission.note, noted[dev.path] != note {
-            noted[dev.path] = note
+        say(admission, dev.path, label: label)
+        return admission
+    }
+
+    /// Logs the admission's note, once per device.
+    private func say(_ admission: InputAdmission, _ path: String, label: String) {
+        if let note = admission.note, noted[path] != note {
+            noted[path] = note
             Log.info("\(label): \(note)")
         }
-        return admission
     }
 
     /// Puts udevd's queue on the loop, if it is not; false if it cannot be watched.
@@ -212,7 +225,8 @@ public final class EvdevInputs {
                 continue
             }
             let label = "\(path) (\(entry.device.name))"
-            var now = admit(entry.device, label: label), before = entry.admission
+            let properties = entry.device.deviceNumber.flatMap { udevProperties($0, path) }
+            var now = admit(entry.device, label: label, properties), before = entry.admission
             now.note = nil; before.note = nil
             if now != before {
                 remove(fd, "opened again with udev's properties")

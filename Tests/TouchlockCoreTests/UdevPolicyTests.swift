@@ -32,6 +32,13 @@ import Testing
             #expect(a.skipped == "udev sets LIBINPUT_IGNORE_DEVICE")
             #expect(a.note == "ignored: udev sets LIBINPUT_IGNORE_DEVICE")
         }
+        // Before the device is opened: the same verdict.
+        #expect(InputAdmission.leftOut(udev: udev(["LIBINPUT_IGNORE_DEVICE": "1"]), seat: nil)?.skipped
+                == "udev sets LIBINPUT_IGNORE_DEVICE")
+        #expect(InputAdmission.leftOut(udev: udev(["ID_SEAT": "seat1"]), seat: "seat0")?.skipped
+                == "on seat1 (ID_SEAT), not on seat0")
+        #expect(InputAdmission.leftOut(udev: udev(["ID_INPUT_TOUCHSCREEN": "0"]), seat: "seat0") == nil)
+        #expect(InputAdmission.leftOut(udev: nil, seat: "seat0") == nil)
         // Only "1" sets a flag, as libinput reads it.
         #expect(InputAdmission.decide(panel, udev: udev(["LIBINPUT_IGNORE_DEVICE": "0", "ID_INPUT_TOUCHSCREEN": "1"]),
                                       seat: nil).skipped == nil)

@@ -739,9 +739,10 @@ class Stand:
                                       f" times, the mirrored one {held(nodes[MIRRORED])} times (want 0 and 1)")
                 time.sleep(0.2)
             said = [l for _, l in g.lines[since:]]
-            ignored = f"{nodes[IGNORED]} ({IGNORED}): ignored: udev sets LIBINPUT_IGNORE_DEVICE"
-            if not any(ignored in l for l in said):
-                raise CheckFailed(f"the daemon did not say '{ignored}'")
+            # "NODE: ignored: ..." when it was left out unopened, "NODE (NAME): ..." once opened.
+            ignored = re.compile(re.escape(nodes[IGNORED]) + r"( \(.*\))?: ignored: udev sets LIBINPUT_IGNORE_DEVICE")
+            if not any(ignored.search(l) for l in said):
+                raise CheckFailed(f"the daemon did not say that {nodes[IGNORED]} is ignored (LIBINPUT_IGNORE_DEVICE)")
             again = [n for n in nodes.values() if any(f"{n}: opened again with udev's properties" in l for l in said)]
             print(f"vm-kiosk: [{self.stack}] panels taken before udevd had processed them, then again with"
                   f" its properties: {len(again)} of 2", flush=True)
