@@ -220,25 +220,32 @@ public final class EvdevInputs {
         udevQueue?.flush()
         for path in awaitingUdev {
             awaitingUdev.remove(path)
-            guard let (fd, entry) = devices.first(where: { $0.value.device.path == path }) else {
+            guard let fd = devices.first(where: { $0.value.device.path == path })?.key else {
                 open(path)  // passed over before: perhaps now a device to use
                 continue
             }
-            let label = "\(path) (\(entry.device.name))"
-            let properties = entry.device.deviceNumber.flatMap { udevProperties($0, path) }
-            var now = admit(entry.device, label: label, properties), before = entry.admission
-            now.note = nil; before.note = nil
-            if now != before {
+            if admittedOtherwise(fd) {
+                // The old device (its descriptor and its grab) goes before the new one opens.
                 remove(fd, "opened again with udev's properties")
                 open(path)
-            } else if let i = devices.index(forKey: fd) {
-                devices.values[i].admission = now
             }
         }
         if awaitingUdev.isEmpty, let queue = udevQueue {
             loop.unregister(queue.fd)
             udevQueue = nil
         }
+    }
+
+    /// Whether udev's properties now make something else of the device open as `fd`
+    /// than when it was opened.
+    private func admittedOtherwise(_ fd: Int32) -> Bool {
+        guard let entry = devices[fd] else { return false }
+        let path = entry.device.path
+        let properties = entry.device.deviceNumber.flatMap { udevProperties($0, path) }
+        var now = admit(entry.device, label: "\(path) (\(entry.device.name))", properties), before = entry.admission
+        now.note = nil; before.note = nil
+        if now == before { devices[fd]?.admission = now }
+        return now != before
     }
 
     public func grab(_ on: Bool) {

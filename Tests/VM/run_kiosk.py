@@ -725,7 +725,8 @@ class Stand:
                 nodes[name] = m.group(1)
             g.run("udevadm settle --timeout=30", timeout=40)
             for name, want in ((MIRRORED, "LIBINPUT_CALIBRATION_MATRIX=-1 0 1 0 1 0"), (IGNORED, "LIBINPUT_IGNORE_DEVICE=1")):
-                _, lines = g.run(f"udevadm info --query=property --name={nodes[name]}")
+                # Not on the terminal: udevadm would ask the serial console for its size, and wait.
+                _, lines = g.run(f"udevadm info --query=property --name={nodes[name]} </dev/null 2>&1 | cat")
                 if want not in lines:
                     raise CheckFailed(f"udev did not apply the rule to the {name}: " + " | ".join(lines))
 
