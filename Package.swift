@@ -63,6 +63,10 @@ let package = Package(
                        providers: [.apt(["libcairo2-dev", "libfontconfig-dev"])]),
         .systemLibrary(name: "CLinux", path: "Modules/CLinux"),
         .systemLibrary(name: "CInih", path: "Modules/CInih", providers: [.apt(["libinih-dev"])]),
+        // libudev (shared: libudev1 is in every Debian system) for the properties udev's
+        // rules and hwdb give input devices, read from udevd's database through its API.
+        .systemLibrary(name: "CUdev", path: "Modules/CUdev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
         // The program's argc and argv, captured before main by an ELF constructor, so that
@@ -77,7 +81,9 @@ let package = Package(
         .target(name: "TouchlockCore", dependencies: ["CPaths"], swiftSettings: swiftFlags),
         // Errno, epoll event loop, timers, signals: the one place syscalls are wrapped.
         .target(name: "TouchlockSystem", dependencies: ["TouchlockCore", "CLinux"], swiftSettings: mocking),
-        .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "CEvdev"],
+        // udev's properties of a device, by its number, through libudev.
+        .target(name: "TouchlockUdev", dependencies: ["TouchlockCore", "TouchlockSystem", "CUdev"], swiftSettings: swiftFlags),
+        .target(name: "TouchlockInput", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockUdev", "CEvdev"],
                 swiftSettings: mocking,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CEvdev"])]),
         // The frame in system memory that Render draws into and Display copies from.
@@ -115,6 +121,7 @@ let package = Package(
         ], swiftSettings: swiftFlags),
 
         .testTarget(name: "TouchlockCoreTests", dependencies: ["TouchlockCore"], swiftSettings: swiftFlags),
+        .testTarget(name: "TouchlockUdevTests", dependencies: ["TouchlockUdev"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockInputTests", dependencies: ["TouchlockInput"], exclude: ["Fixtures"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockPixelsTests", dependencies: ["TouchlockPixels"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockRenderTests", dependencies: ["TouchlockRender", "TouchlockSystem"], exclude: ["Golden"], swiftSettings: swiftFlags),

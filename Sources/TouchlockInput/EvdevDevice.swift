@@ -144,27 +144,19 @@ public final class EvdevDevice {
         }
     }
 
-    /// A property udev recorded for this node (`E:KEY=VALUE` in /run/udev/data/cMAJOR:MINOR),
-    /// such as LIBINPUT_CALIBRATION_MATRIX; nil without udev or without the property.
-    public func udevProperty(_ key: String, database: String = "/run/udev/data") -> String? {
+    /// The node's device number (st_rdev), by which udev knows it; nil if fstat fails.
+    public var deviceNumber: dev_t? {
         var st = stat()
         do { try SystemCall.check("fstat", path) { fstat(fd, &st) } } catch { return nil }
-        // glibc's major()/minor() are macros that do not import.
-        let dev = UInt64(st.st_rdev)
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
-        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-        let file = "\(database)/c\(major):\(minor)"
-        guard let f = try? SystemCall.checkPointer("fopen", file, { fopen(file, "re") }) else { return nil }
-        defer { fclose(f) }
-        var line = [CChar](repeating: 0, count: 4096)
-        let prefix = "E:\(key)="
-        while fgets(&line, Int32(line.count), f) != nil {
-            let text = String(decoding: line.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix(prefix) {
-                return String(text.dropFirst(prefix.count).prefix(while: { $0 != "\n" }))
-            }
-        }
-        return nil
+        return st.st_rdev
+    }
+
+    /// The device number of the character device node at `path`, before it is opened; nil
+    /// if it is none (or is gone).
+    public static func deviceNumber(of path: String) -> dev_t? {
+        var st = stat()
+        do { try SystemCall.check("stat", path) { stat(path, &st) } } catch { return nil }
+        return st.st_mode & S_IFMT == S_IFCHR ? st.st_rdev : nil
     }
 
     /// EVIOCGRAB: while locked, no touch reaches other readers (the kiosk app).

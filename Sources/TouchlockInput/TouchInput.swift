@@ -8,12 +8,15 @@ public struct InputSettings: Sendable {
     public var orientation: TouchOrientation
     /// How the display turns the picture: touch follows it (after `orientation`).
     public var displayRotation: Rotation
+    /// The seat whose devices are used (`[logind] seat`), by udev's ID_SEAT; nil: every seat's.
+    public var seat: String?
 
     public init(quirks: [InputQuirk] = [], orientation: TouchOrientation = TouchOrientation(),
-                displayRotation: Rotation = .degrees0) {
+                displayRotation: Rotation = .degrees0, seat: String? = nil) {
         self.quirks = quirks
         self.orientation = orientation
         self.displayRotation = displayRotation
+        self.seat = seat
     }
 }
 

@@ -17,14 +17,16 @@ final class Inputs {
          touches: @escaping ([ScreenTouch], Instant) -> Void,
          keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
         let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation,
-                                     displayRotation: rotation)
+                                     displayRotation: rotation, seat: config.logindSeat)
         switch options.input {
         case .auto, .evdev:
             let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)
             inputs.place = place
+            // Watched before the devices there are listed: a node created in between is seen
+            // (the watch's events come once the loop runs; a node already open is skipped).
+            inputs.watchForHotplug()
             inputs.openAll()
             if inputs.count == 0 { Log.warning("no touchscreen found under /dev/input yet; waiting for one") }
-            inputs.watchForHotplug()
             evdev = inputs
         case .replay:
             guard let path = options.replayPath ?? Self.bundledReplay() else {

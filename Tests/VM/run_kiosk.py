@@ -67,6 +67,14 @@ IDLE_S = 4
 # blocks every panel until "Fingers across panels" lands.
 PENDING = set()
 BLANK_S = 3
+# Two more panels (touchinject --name) and the udev rule, written before udevd starts, that
+# gives the first a calibration matrix (mirrored left to right) and has the second ignored.
+MIRRORED = "touchlock mirrored panel"
+IGNORED = "touchlock ignored panel"
+UDEV_RULES = [f'ACTION=="add|change", SUBSYSTEM=="input", KERNEL=="event*", ATTRS{{name}}=="{MIRRORED}",'
+              ' ENV{LIBINPUT_CALIBRATION_MATRIX}="-1 0 1 0 1 0"',
+              f'ACTION=="add|change", SUBSYSTEM=="input", KERNEL=="event*", ATTRS{{name}}=="{IGNORED}",'
+              ' ENV{LIBINPUT_IGNORE_DEVICE}="1"']
 
 STACKS = {
     "weston": {
@@ -247,6 +255,8 @@ class Stand:
             raise InfraError("not exactly one card with the expected driver: " + " | ".join(lines))
         # udevd before the compositor: libinput takes only devices udev has initialised.
         g.run("mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 tmpfs /dev/shm")
+        g.run("mkdir -p /etc/udev/rules.d && printf '%s\\n' "
+              + " ".join(f"'{r}'" for r in UDEV_RULES) + " >/etc/udev/rules.d/99-touchlock-vm.rules")
         _, lines = g.run("T0=$(cut -d' ' -f1 /proc/uptime); /lib/systemd/systemd-udevd --daemon"
                          " && udevadm trigger --type=subsystems --action=add && udevadm trigger --type=devices --action=add"
                          " && udevadm settle --timeout=60 && echo \"@@udev $T0 $(cut -d' ' -f1 /proc/uptime)\"",
@@ -696,6 +706,77 @@ class Stand:
 
         self.results[f"[{self.stack}] {names[7]}"] = "not reached"
         self.record(names[7], stopped_while_locked)
+
+        def udev_rules():
+            # Two panels plugged in while a new daemon runs: the rule's matrix mirrors the
+            # first, the second is to be ignored. A node shows in /dev/input before udevd has
+            # processed it: the daemon may take the panel at once by its capabilities, and must
+            # come round to udev's word once udevd's queue has emptied.
+            since = g.mark()
+            self.start_daemon([])
+            self.poll(self.lock_screen, 10, "the lock screen at the daemon's start")
+            nodes = {}
+            for name, fd in ((MIRRORED, 5), (IGNORED, 6)):
+                fifo = f"/tmp/inject{fd}"
+                g.run(f"mkfifo {fifo} && exec {fd}<>{fifo}")
+                mark = g.mark()
+                g.run(f"touchinject --name '{name}' <{fifo} 3>&- 4>&- 5>&- 6>&- >/dev/console 2>&1 &")
+                m, _, _ = g.expect(r"^device (/dev/input/event\d+)$", 10, mark, what=f"the {name}")
+                nodes[name] = m.group(1)
+            g.run("udevadm settle --timeout=30", timeout=40)
+            for name, want in ((MIRRORED, "LIBINPUT_CALIBRATION_MATRIX=-1 0 1 0 1 0"), (IGNORED, "LIBINPUT_IGNORE_DEVICE=1")):
+                # Not on the terminal: udevadm would ask the serial console for its size, and wait.
+                _, lines = g.run(f"udevadm info --query=property --name={nodes[name]} </dev/null 2>&1 | cat")
+                if want not in lines:
+                    raise CheckFailed(f"udev did not apply the rule to the {name}: " + " | ".join(lines))
+
+            def held(node):
+                _, lines = g.run(f"ls -l /proc/$DPID/fd | grep -c ' {node}$'; true")
+                return lines[-1].strip() if lines else ""
+            t0 = time.monotonic()
+            while (held(nodes[IGNORED]), held(nodes[MIRRORED])) != ("0", "1"):
+                if time.monotonic() - t0 > 5:
+                    raise CheckFailed(f"5 s after udevd settled the daemon holds the ignored panel {held(nodes[IGNORED])}"
+                                      f" times, the mirrored one {held(nodes[MIRRORED])} times (want 0 and 1)")
+                time.sleep(0.2)
+            said = [l for _, l in g.lines[since:]]
+            # "NODE: ignored: ..." when it was left out unopened, "NODE (NAME): ..." once opened.
+            ignored = re.compile(re.escape(nodes[IGNORED]) + r"( \(.*\))?: ignored: udev sets LIBINPUT_IGNORE_DEVICE")
+            if not any(ignored.search(l) for l in said):
+                raise CheckFailed(f"the daemon did not say that {nodes[IGNORED]} is ignored (LIBINPUT_IGNORE_DEVICE)")
+            again = [n for n in nodes.values() if any(f"{n}: opened again with udev's properties" in l for l in said)]
+            print(f"vm-kiosk: [{self.stack}] panels taken before udevd had processed them, then again with"
+                  f" its properties: {len(again)} of 2", flush=True)
+            w, h = self.size
+            _, lines = g.run(f"{CTL} metrics </dev/null")
+            metrics = next((json.loads(l) for l in lines if l.startswith("{") and "input_devices" in l), {})
+            _, lines = g.run(f"ls -l /proc/$DPID/fd | grep -c ' /dev/input/event'; true")
+            count = int(lines[-1].strip()) if lines and lines[-1].strip().isdigit() else -1
+            if metrics.get("input_devices") != count:
+                raise CheckFailed(f"metrics say input_devices {metrics.get('input_devices')}, the daemon holds {count} devices")
+            print(f"vm-kiosk: [{self.stack}] with the ignored panel plugged in: input_devices"
+                  f" {metrics.get('input_devices')}", flush=True)
+            # The right pattern on the ignored panel does nothing.
+            inject(g, [f"size {w} {h}"] + stroke(self.nodes, RIGHT, lift=True), "@@ignored-pattern", fd=6)
+            time.sleep(1.5)
+            st = self.status()
+            if st["state"] != "locked" or st.get("failures"):
+                raise CheckFailed("after the pattern on the ignored panel: " + json.dumps(st))
+            # The right pattern mirrored on the mirrored panel lands, through the matrix, on the
+            # right nodes: unlocked. Without the matrix it would be another pattern, and wrong.
+            def mirror(c):
+                p = c.split()
+                return f"{p[0]} {w - float(p[1]):.1f} {p[2]}" if p[0] in ("down", "move") else c
+            since = g.mark()
+            inject(g, [f"size {w} {h}"] + [mirror(c) for c in stroke(self.nodes, RIGHT, lift=True)],
+                   "@@mirrored-pattern", fd=5)
+            g.expect(r'"event"\s*:\s*"unlocked"', 15, since,
+                     what="the unlocked event after the mirrored pattern on the mirrored panel")
+            self.poll(lambda i: app_shown(i, self.rect), 15, "the app after the unlock on the mirrored panel")
+
+        udev_name = "udev rules are honoured: a panel's calibration matrix maps its touches, an ignored panel is not used"
+        self.results[f"[{self.stack}] {udev_name}"] = "not reached"
+        self.record(udev_name, udev_rules)
 
     # -- a whole run
 

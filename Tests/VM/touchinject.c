@@ -27,6 +27,8 @@
  * (protocol B), multitouch axes without slots (protocol A, SYN_MT_REPORT), or ABS_X/ABS_Y
  * with BTN_TOUCH or BTN_LEFT (single touch). Positions are scaled to the axes' ranges.
  *
+ * With --name NAME the panel is the same under another name (for a udev rule to match).
+ *
  * With --keyboard the device is a keypad ("touchlock test keypad": KEY_0 ... KEY_9,
  * KEY_BACKSPACE, KEY_ENTER, KEY_ESC) and takes one more command:
  *
@@ -266,7 +268,7 @@ int main(int argc, char **argv)
         libevdev_enable_event_code(dev, EV_KEY, KEY_ENTER, NULL);
         libevdev_enable_event_code(dev, EV_KEY, KEY_ESC, NULL);
     } else {
-        libevdev_set_name(dev, "touchlock test panel");
+        libevdev_set_name(dev, argc == 3 && strcmp(argv[1], "--name") == 0 ? argv[2] : "touchlock test panel");
         libevdev_set_id_bustype(dev, BUS_VIRTUAL);
         libevdev_set_id_vendor(dev, 0x1d6b);
         libevdev_set_id_product(dev, 0x7411);
