@@ -50,6 +50,15 @@ final class StateStore {
     /// The duress code's hash: enrolled only, never in the config files.
     var duressHash: String? { stored.duressHash }
 
+    /// The secrets an attempt by `method` is checked against, each with its hash (nil:
+    /// none): the method's own, and on the code pad the duress code too.
+    func candidates(for method: UnlockMethod) -> [(kind: SecretKind, hash: String?)] {
+        switch method {
+        case .pattern: [(.pattern, secretHash(for: .pattern))]
+        case .code: [(.code, secretHash(for: .code)), (.duress, duressHash)]
+        }
+    }
+
     /// The methods with a secret.
     var enrolled: [UnlockMethod] {
         [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
