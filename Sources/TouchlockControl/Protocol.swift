@@ -316,7 +316,7 @@ public struct Status: Codable, Hashable, Sendable {
         /// The fewest nodes a pattern connects.
         public var minLength: Int?
         /// Whether a node can be chosen again: "never" or "allowed" (`[pattern] repeat`).
-        public var repeats: String?
+        public var repeats: PatternRepeat?
 
         public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
             self.rows = rows; self.columns = columns
@@ -388,7 +388,10 @@ public struct Status: Codable, Hashable, Sendable {
     /// "damaged" while the lockout stands for a state file that was damaged or unreadable
     /// at start-up (until a whole record is written); "untrusted" for one others could
     /// have written (no attempt accepted until a restart); absent otherwise.
-    public var record: String?
+    public var record: Record?
+    public enum Record: String, Codable, Hashable, Sendable, CaseIterable {
+        case damaged, untrusted
+    }
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
     /// The config files that hold a secret's hash and that others than root can read
@@ -411,7 +414,7 @@ public struct Status: Codable, Hashable, Sendable {
     /// `handing_over` (after an unlock, the switch back to the kiosk's VT is under way),
     /// `handed_over` (after an unlock, the kiosk app has it), `not_shown` (it could not be
     /// taken: `display_reason` says why).
-    public var display: String?
+    public var display: Cover.Display?
     public var displayReason: String?
     /// A `lock` (or the idle lock) was refused because the display could not be taken: it
     /// is tried again when the VT owner lets our VT be shown, or at the next `lock`.
@@ -422,7 +425,10 @@ public struct Status: Codable, Hashable, Sendable {
     public var vtReason: String?
     /// `blank` while the screen is switched off (locked and untouched for `blank_s`),
     /// else `awake`.
-    public var power: String?
+    public var power: Power?
+    public enum Power: String, Codable, Hashable, Sendable, CaseIterable {
+        case awake, blank
+    }
     /// Each output (connected screen) the lock screen is shown on.
     public var outputs: [Output]?
 
@@ -431,8 +437,8 @@ public struct Status: Codable, Hashable, Sendable {
     /// last retry failed).
     public struct Output: Codable, Hashable, Sendable {
         public var name: String
-        public var state: String
-        public var reason: String?
+        public var state: OutputState.Phase.Name
+        public var reason: OutputState.Reason.Code?
         public var detail: String?
         public var retryError: String?
         public var screen: Screen
@@ -493,7 +499,7 @@ public struct Status: Codable, Hashable, Sendable {
     public init(_ lock: LockScreen, screen: Size, now: Instant? = nil, enrolled: [UnlockMethod]? = nil) {
         self.init(session: lock.session, screen: screen, grid: lock.pattern?.grid, now: now, enrolled: enrolled)
         pattern?.minLength = lock.pattern?.minimumLength
-        pattern?.repeats = lock.pattern.map { "\($0.repeats)" }
+        pattern?.repeats = lock.pattern?.repeats
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
@@ -550,20 +556,31 @@ public enum Event: Codable, Hashable, Sendable {
         }
     }
 
-    public var name: String {
+    /// Which event it is, without its fields: the raw values are the wire's "event".
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        case unlocked, duress, failed, lockout, progress, locked, enrolled
+        case storeFailed = "store_failed"
+        case enrollFailed = "enroll_failed"
+        case handedOver = "handed_over"
+    }
+
+    public var kind: Kind {
         switch self {
-        case .unlocked: "unlocked"
-        case .duress: "duress"
-        case .failed: "failed"
-        case .storeFailed: "store_failed"
-        case .lockout: "lockout"
-        case .progress: "progress"
-        case .locked: "locked"
-        case .enrolled: "enrolled"
-        case .enrollFailed: "enroll_failed"
-        case .handedOver: "handed_over"
+        case .unlocked: .unlocked
+        case .duress: .duress
+        case .failed: .failed
+        case .storeFailed: .storeFailed
+        case .lockout: .lockout
+        case .progress: .progress
+        case .locked: .locked
+        case .enrolled: .enrolled
+        case .enrollFailed: .enrollFailed
+        case .handedOver: .handedOver
         }
     }
+
+    /// The event's name on the wire.
+    public var name: String { kind.rawValue }
 
     enum CodingKeys: String, CodingKey {
         case event, method, at, failures, until, entered, total, reason
@@ -572,35 +589,37 @@ public enum Event: Codable, Hashable, Sendable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        switch try c.decode(String.self, forKey: .event) {
-        case "unlocked":
+        let name = try c.decode(String.self, forKey: .event)
+        guard let kind = Kind(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(name)\"")
+        }
+        switch kind {
+        case .unlocked:
             self = .unlocked(method: try c.decode(UnlockMethod.self, forKey: .method),
                              at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
-        case "failed":
+        case .failed:
             self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
                            failures: try c.decode(Int.self, forKey: .failures),
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
-        case "store_failed":
+        case .storeFailed:
             self = .storeFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
                                 reason: try c.decode(String.self, forKey: .reason))
-        case "duress":
+        case .duress:
             self = .duress(method: try c.decode(UnlockMethod.self, forKey: .method),
                            at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
-        case "lockout":
+        case .lockout:
             self = .lockout(until: Instant(microseconds: try c.decode(Int64.self, forKey: .until)))
-        case "locked":
+        case .locked:
             self = .locked
-        case "progress":
+        case .progress:
             self = .progress(entered: try c.decode(Int.self, forKey: .entered), total: try c.decode(Int.self, forKey: .total))
-        case "enrolled":
+        case .enrolled:
             self = .enrolled(method: try c.decode(UnlockMethod.self, forKey: .method))
-        case "enroll_failed":
+        case .enrollFailed:
             self = .enrollFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
                                  reason: try c.decode(String.self, forKey: .reason))
-        case "handed_over":
+        case .handedOver:
             self = .handedOver
-        case let other:
-            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
     }
 

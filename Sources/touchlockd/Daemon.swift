@@ -395,7 +395,7 @@ final class Daemon {
     }
 
     /// Whether the lock screen is on the display, for status.
-    private var displayState: String {
+    private var displayState: Cover.Display {
         cover.display(outputLost: presenters.contains { $0.display.state.reason != nil })
     }
 
@@ -555,22 +555,22 @@ final class Daemon {
     var status: Status {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
-        if s.display == "not_shown" {
+        if s.display == .notShown {
             s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? cover.failure
         }
         s.vt = terminal?.number
         if cover.lockPending { s.lockPending = true }
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         s.vtReason = terminalAbsence
-        s.power = presenter.blank ? "blank" : "awake"
+        s.power = presenter.blank ? .blank : .awake
         s.message = info.message
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
             + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
         if let u = store.untrusted {
-            s.record = "untrusted"
+            s.record = .untrusted
             s.reason = "the state file is not trusted (\(u)): no attempt is accepted until root puts it right and restarts touchlockd"
         } else if let d = store.damage {
-            s.record = "damaged"
+            s.record = .damaged
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
         }
         return s
