@@ -516,46 +516,12 @@ public struct Status: Codable, Hashable, Sendable {
 ///     {"entered":2,"event":"progress","total":4}
 ///     {"event":"enrolled","method":"pattern"}
 ///     {"event":"enroll_failed","method":"code","reason":"cancelled by a lock request"}
-public enum Event: Codable, Hashable, Sendable {
-    /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
-    case unlocked(method: UnlockMethod, at: Instant)
-    /// The duress code was given; `unlocked` follows at once.
-    case duress(method: UnlockMethod, at: Instant)
-    /// An attempt failed; input is accepted again after `retryAfter`.
-    case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
-    /// An attempt could not be counted on disk (`reason`), so it was not checked: input
-    /// stays blocked until a touch retries a store and it succeeds. Never sent as `failed`.
-    case storeFailed(method: UnlockMethod, reason: String)
-    /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
-    case lockout(until: Instant)
-    /// The session is locked again.
-    case locked
-    /// Digits entered on the code pad so far, of `total`; never the digits themselves.
-    case progress(entered: Int, total: Int)
-    /// A secret enrolled on the screen is stored.
-    case enrolled(method: UnlockMethod)
-    /// An enrollment on the screen ended without a new secret, for `reason`.
-    case enrollFailed(method: UnlockMethod, reason: String)
-    /// After an unlock, the screen and the input are the kiosk's again: DRM master
-    /// dropped and, with a VT hand-off, the kiosk's VT shown (what `wait-unlock` waits for).
-    case handedOver
+///
+/// The lock screen's own event type: what it tells is what subscribers get, with no
+/// second list of cases to keep in step.
+public typealias Event = LockEvent
 
-    /// The event the lock screen announced.
-    public init(_ event: LockEvent) {
-        switch event {
-        case .unlocked(let method, let at): self = .unlocked(method: method, at: at)
-        case .duress(let method, let at): self = .duress(method: method, at: at)
-        case .failed(let method, let failures, let retryAfter):
-            self = .failed(method: method, failures: failures, retryAfter: retryAfter)
-        case .storeFailed(let method, let reason): self = .storeFailed(method: method, reason: reason)
-        case .lockout(let until): self = .lockout(until: until)
-        case .locked: self = .locked
-        case .progress(let entered, let total): self = .progress(entered: entered, total: total)
-        case .enrolled(let method): self = .enrolled(method: method)
-        case .enrollFailed(let method, let reason): self = .enrollFailed(method: method, reason: reason)
-        }
-    }
-
+extension LockEvent: Codable {
     /// Which event it is, without its fields: the raw values are the wire's "event".
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case unlocked, duress, failed, lockout, progress, locked, enrolled

@@ -30,8 +30,6 @@ final class Daemon {
     private var inputs: Inputs?
     /// Told of every event (the control socket's subscribers).
     var onEvent: ((LockEvent) -> Void)?
-    /// Told once the screen and the input are the kiosk's again after an unlock.
-    var onHandedOver: (() -> Void)?
     /// Told of each touch and key, with its time (logind's idle hint).
     var onActivity: ((Instant) -> Void)?
     /// Told when the screen blanks or the idle lock locks (logind's idle hint).
@@ -371,7 +369,7 @@ final class Daemon {
                     }
                 }
             case .handedOver:
-                onHandedOver?()
+                report(.handedOver)
             }
         }
     }
@@ -503,6 +501,8 @@ final class Daemon {
         case .enrollFailed(let m, let reason):
             Log.info("enrollment of a \(m.rawValue) failed: \(reason)")
             enrollingClient = nil
+        case .handedOver:
+            Log.debug("the display and the input are handed over")
         }
         switch event {
         case .unlocked: ServiceNotify.send("STATUS=unlocked")
@@ -510,7 +510,7 @@ final class Daemon {
         case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
         case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
         case .storeFailed(_, let reason): ServiceNotify.send("STATUS=locked, cannot store the attempt: \(reason)")
-        case .duress, .progress, .enrolled, .enrollFailed: break
+        case .duress, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
         onEvent?(event)
         textfile?.changed()
@@ -535,7 +535,7 @@ final class Daemon {
             failuresTotal &+= 1
             lastFailureWall = WallClock.now()
         case .lockout: lockoutsTotal += 1
-        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed: break
+        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
     }
 
