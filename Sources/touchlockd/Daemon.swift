@@ -422,20 +422,23 @@ final class Daemon {
             case .store(let record):
                 // On the next turn, so the screen shows the attempt being stored first.
                 loop.deferred { [unowned self] in
-                    let error = self.store.store(record)
-                    self.perform(self.lock.stored(error: error, at: EventLoop.now()))
+                    var why: String?
+                    do throws(StateStore.WriteError) { try self.store.store(record) } catch { why = "\(error)" }
+                    self.perform(self.lock.stored(error: why, at: EventLoop.now()))
                 }
             case .enroll(let method, let bytes):
                 verifier.hash(bytes) { [unowned self] result in
-                    var error: String?
+                    var failure: String?
                     switch result {
                     case .success(let hash):
-                        error = self.store.setSecret(SecretKind(method), hash: hash)?.message
+                        do throws(StateStore.WriteError) { try self.store.setSecret(SecretKind(method), hash: hash) } catch {
+                            failure = self.controlError(error).message
+                        }
                     case .failure(let why):
                         Log.error("cannot hash the enrolled \(method.rawValue): \(why)")
-                        error = "cannot hash it: \(why)"
+                        failure = "cannot hash it: \(why)"
                     }
-                    self.perform(self.lock.enrollStored(method, error: error, at: EventLoop.now()))
+                    self.perform(self.lock.enrollStored(method, error: failure, at: EventLoop.now()))
                 }
             case .notify(let event):
                 report(event)
@@ -605,8 +608,8 @@ final class Daemon {
             return .failure(ControlError(.busy, "cannot reset the lockout now: \(error)"))
         }
         let failures = lock.session.failures
-        if let error = store.store(LockoutRecord()) {
-            return .failure(ControlError(.storeFailed, "cannot write \(store.path): \(error)"))
+        do { try store.store(LockoutRecord()) } catch {
+            return .failure(controlError(error))
         }
         Log.info("lockout reset by \(who): \(failures) failure(s) cleared")
         do { perform(try lock.resetLockout(at: EventLoop.now())) } catch {
@@ -664,7 +667,13 @@ final class Daemon {
         if let hash, !SecretHash.isUsable(hash) {
             return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
         }
-        return store.setSecret(kind, hash: hash)
+        do { try store.setSecret(kind, hash: hash) } catch { return controlError(error) }
+        return nil
+    }
+
+    /// A state file not written, as the control socket tells it.
+    private func controlError(_ error: StateStore.WriteError) -> ControlError {
+        ControlError(.storeFailed, "cannot write \(store.path): \(error)")
     }
 
     func clientGone(_ serial: Int) {
