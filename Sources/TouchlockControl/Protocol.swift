@@ -52,7 +52,10 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// One request line.
+/// One request line: what a client sends and what the server reads, one type for both.
+/// Read by the server, a line that is not a request it can carry out is refused with
+/// the error to answer (`Refused`); the fields are read in the order of the line's
+/// keys below, so the first of the wrong type is the one named.
 public struct Request: Codable, Hashable, Sendable {
     public var id: Int
     public var request: RequestKind
@@ -74,6 +77,46 @@ public struct Request: Codable, Hashable, Sendable {
         self.id = id; self.request = request; self.method = method; self.hash = hash; self.length = length
         self.screen = screen; self.text = text
     }
+
+    /// A request line read and refused: the error to answer, the line's id if it had one
+    /// (nil: the reply's id is null), and what it asked for if that is known, so that who
+    /// may ask is checked before a field of it is refused.
+    public struct Refused: Error, Hashable, Sendable {
+        public var id: Int?
+        public var kind: RequestKind?
+        public var error: ControlError
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, request, method, hash, length, screen, text
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let id = try c.decodeIfPresent(Int.self, forKey: .id)
+        let name = try c.decodeIfPresent(String.self, forKey: .request)
+        let method = try c.decodeIfPresent(String.self, forKey: .method)
+        hash = try c.decodeIfPresent(String.self, forKey: .hash)
+        length = try c.decodeIfPresent(Int.self, forKey: .length)
+        screen = try c.decodeIfPresent(Bool.self, forKey: .screen)
+        text = try c.decodeIfPresent(String.self, forKey: .text)
+        guard let id else { throw Refused(id: nil, kind: nil, error: ControlError(.badRequest, "missing \"id\"")) }
+        guard let name else { throw Refused(id: id, kind: nil, error: ControlError(.badRequest, "missing \"request\"")) }
+        guard let kind = RequestKind(rawValue: name) else {
+            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Refused(id: id, kind: nil, error: ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))"))
+        }
+        self.id = id
+        request = kind
+        do throws(ControlError) {
+            self.method = try method.map { name throws(ControlError) in try SecretKind.named(name) }
+        } catch {
+            // Only enroll reads the method; another request with one it cannot be is
+            // answered as if it had none.
+            guard kind != .enroll else { throw Refused(id: id, kind: kind, error: error) }
+            self.method = nil
+        }
+    }
 }
 
 /// An `enroll` request, decoded and checked once: what the server carries out.
@@ -86,13 +129,16 @@ public enum EnrollRequest: Hashable, Sendable {
     /// Show the enrollment screen of `method`.
     case onScreen(UnlockMethod)
 
-    /// The fields of an enroll request line, or the error to answer.
+    /// The fields of an enroll request line, its method by name, or the error to answer.
     public init(method: String?, hash: String?, length: Int?, screen: Bool?) throws(ControlError) {
-        guard let method else { throw ControlError(.badRequest, "missing \"method\"") }
-        guard let kind = SecretKind(rawValue: method) else {
-            let known = SecretKind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ControlError(.badValue, "unknown method \"\(method)\" (\(known))")
-        }
+        try self.init(method: try method.map { name throws(ControlError) in try SecretKind.named(name) },
+                      hash: hash, length: length, screen: screen)
+    }
+
+    /// The fields of an enroll request line (its method known, as `Request` reads it),
+    /// or the error to answer.
+    public init(method: SecretKind?, hash: String?, length: Int?, screen: Bool?) throws(ControlError) {
+        guard let kind = method else { throw ControlError(.badRequest, "missing \"method\"") }
         if screen == true {
             guard hash == nil, length == nil else {
                 throw ControlError(.badRequest, "\"screen\" takes no \"hash\" and no \"length\"")
@@ -120,6 +166,17 @@ public enum EnrollRequest: Hashable, Sendable {
             do { try CodeRules.check(length: length) } catch { throw ControlError(.badValue, error.message) }
             self = .store(kind, hash: hash, length: length)
         }
+    }
+}
+
+extension SecretKind {
+    /// The secret a request's "method" names, or the error to answer.
+    static func named(_ name: String) throws(ControlError) -> SecretKind {
+        guard let kind = SecretKind(rawValue: name) else {
+            let known = SecretKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ControlError(.badValue, "unknown method \"\(name)\" (\(known))")
+        }
+        return kind
     }
 }
 
