@@ -606,16 +606,6 @@ public final class ControlRequests {
         }
     }
 
-    private struct RawRequest: Decodable {
-        var id: Int?
-        var request: String?
-        var method: String?
-        var hash: String?
-        var length: Int?
-        var screen: Bool?
-        var text: String?
-    }
-
     /// Answers one request line (a blank line gets no reply) through `send`, at once
     /// or, for `lock`, when the handler calls back. `subscribe` sets `client.subscribed`.
     public func answer(_ received: ArraySlice<UInt8>, from client: inout Sender,
@@ -627,25 +617,18 @@ public final class ControlRequests {
         }
         if line.isEmpty { return }  // blank lines are ignored
 
-        let raw: RawRequest
-        do { raw = try codec.decode(RawRequest.self, from: line) } catch {
+        let raw: Request
+        do { raw = try codec.decode(Request.self, from: line) } catch let refused as Request.Refused {
+            if let kind = refused.kind, !allowed(kind.access, client.peer) {
+                return reply(forbidden(kind, id: refused.id, to: client.peer), to: client)
+            }
+            return reply(codec.reply(id: refused.id, refused.error), to: client)
+        } catch {
             return reply(codec.reply(id: nil, ControlError(.badRequest, Self.describe(error))), to: client)
         }
-        guard let id = raw.id else {
-            return reply(codec.reply(id: nil, ControlError(.badRequest, "missing \"id\"")), to: client)
-        }
-        guard let name = raw.request else {
-            return reply(codec.reply(id: id, ControlError(.badRequest, "missing \"request\"")), to: client)
-        }
-        guard let kind = RequestKind(rawValue: name) else {
-            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
-            return reply(codec.reply(id: id, ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))")),
-                         to: client)
-        }
+        let id = raw.id, kind = raw.request
         guard allowed(kind.access, client.peer) else {
-            Log.warning("control: refused \(kind.rawValue) to \(client.peer)")
-            let who = kind.access == .root ? "root" : "root or the socket's group"
-            return reply(codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only")), to: client)
+            return reply(forbidden(kind, id: id, to: client.peer), to: client)
         }
         let answer: [UInt8]
         do {
@@ -719,8 +702,15 @@ public final class ControlRequests {
         reply(answer, to: client)
     }
 
+    /// The reply to a request `peer` may not make.
+    private func forbidden(_ kind: RequestKind, id: Int?, to peer: ControlServer.Peer) -> [UInt8] {
+        Log.warning("control: refused \(kind.rawValue) to \(peer)")
+        let who = kind.access == .root ? "root" : "root or the socket's group"
+        return codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only"))
+    }
+
     /// The reply to an enroll request.
-    private func enroll(_ raw: RawRequest, id: Int, from client: Sender) throws -> [UInt8] {
+    private func enroll(_ raw: Request, id: Int, from client: Sender) throws -> [UInt8] {
         let enrollment: EnrollRequest
         do { enrollment = try EnrollRequest(method: raw.method, hash: raw.hash, length: raw.length, screen: raw.screen) } catch {
             return codec.reply(id: id, error)

@@ -52,7 +52,10 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// One request line.
+/// One request line: what a client sends and what the server reads, one type for both.
+/// Read by the server, a line that is not a request it can carry out is refused with
+/// the error to answer (`Refused`); the fields are read in the order of the line's
+/// keys below, so the first of the wrong type is the one named.
 public struct Request: Codable, Hashable, Sendable {
     public var id: Int
     public var request: RequestKind
@@ -74,6 +77,46 @@ public struct Request: Codable, Hashable, Sendable {
         self.id = id; self.request = request; self.method = method; self.hash = hash; self.length = length
         self.screen = screen; self.text = text
     }
+
+    /// A request line read and refused: the error to answer, the line's id if it had one
+    /// (nil: the reply's id is null), and what it asked for if that is known, so that who
+    /// may ask is checked before a field of it is refused.
+    public struct Refused: Error, Hashable, Sendable {
+        public var id: Int?
+        public var kind: RequestKind?
+        public var error: ControlError
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, request, method, hash, length, screen, text
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let id = try c.decodeIfPresent(Int.self, forKey: .id)
+        let name = try c.decodeIfPresent(String.self, forKey: .request)
+        let method = try c.decodeIfPresent(String.self, forKey: .method)
+        hash = try c.decodeIfPresent(String.self, forKey: .hash)
+        length = try c.decodeIfPresent(Int.self, forKey: .length)
+        screen = try c.decodeIfPresent(Bool.self, forKey: .screen)
+        text = try c.decodeIfPresent(String.self, forKey: .text)
+        guard let id else { throw Refused(id: nil, kind: nil, error: ControlError(.badRequest, "missing \"id\"")) }
+        guard let name else { throw Refused(id: id, kind: nil, error: ControlError(.badRequest, "missing \"request\"")) }
+        guard let kind = RequestKind(rawValue: name) else {
+            let known = RequestKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw Refused(id: id, kind: nil, error: ControlError(.unknownRequest, "unknown request \"\(name)\" (known: \(known))"))
+        }
+        self.id = id
+        request = kind
+        do throws(ControlError) {
+            self.method = try method.map { name throws(ControlError) in try SecretKind.named(name) }
+        } catch {
+            // Only enroll reads the method; another request with one it cannot be is
+            // answered as if it had none.
+            guard kind != .enroll else { throw Refused(id: id, kind: kind, error: error) }
+            self.method = nil
+        }
+    }
 }
 
 /// An `enroll` request, decoded and checked once: what the server carries out.
@@ -86,13 +129,16 @@ public enum EnrollRequest: Hashable, Sendable {
     /// Show the enrollment screen of `method`.
     case onScreen(UnlockMethod)
 
-    /// The fields of an enroll request line, or the error to answer.
+    /// The fields of an enroll request line, its method by name, or the error to answer.
     public init(method: String?, hash: String?, length: Int?, screen: Bool?) throws(ControlError) {
-        guard let method else { throw ControlError(.badRequest, "missing \"method\"") }
-        guard let kind = SecretKind(rawValue: method) else {
-            let known = SecretKind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ControlError(.badValue, "unknown method \"\(method)\" (\(known))")
-        }
+        try self.init(method: try method.map { name throws(ControlError) in try SecretKind.named(name) },
+                      hash: hash, length: length, screen: screen)
+    }
+
+    /// The fields of an enroll request line (its method known, as `Request` reads it),
+    /// or the error to answer.
+    public init(method: SecretKind?, hash: String?, length: Int?, screen: Bool?) throws(ControlError) {
+        guard let kind = method else { throw ControlError(.badRequest, "missing \"method\"") }
         if screen == true {
             guard hash == nil, length == nil else {
                 throw ControlError(.badRequest, "\"screen\" takes no \"hash\" and no \"length\"")
@@ -120,6 +166,17 @@ public enum EnrollRequest: Hashable, Sendable {
             do { try CodeRules.check(length: length) } catch { throw ControlError(.badValue, error.message) }
             self = .store(kind, hash: hash, length: length)
         }
+    }
+}
+
+extension SecretKind {
+    /// The secret a request's "method" names, or the error to answer.
+    static func named(_ name: String) throws(ControlError) -> SecretKind {
+        guard let kind = SecretKind(rawValue: name) else {
+            let known = SecretKind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ControlError(.badValue, "unknown method \"\(name)\" (\(known))")
+        }
+        return kind
     }
 }
 
@@ -316,7 +373,7 @@ public struct Status: Codable, Hashable, Sendable {
         /// The fewest nodes a pattern connects.
         public var minLength: Int?
         /// Whether a node can be chosen again: "never" or "allowed" (`[pattern] repeat`).
-        public var repeats: String?
+        public var repeats: PatternRepeat?
 
         public init(rows: Int, columns: Int, nodeRadius: Double, hitRadius: Double, nodes: [[Double]]) {
             self.rows = rows; self.columns = columns
@@ -388,7 +445,10 @@ public struct Status: Codable, Hashable, Sendable {
     /// "damaged" while the lockout stands for a state file that was damaged or unreadable
     /// at start-up (until a whole record is written); "untrusted" for one others could
     /// have written (no attempt accepted until a restart); absent otherwise.
-    public var record: String?
+    public var record: Record?
+    public enum Record: String, Codable, Hashable, Sendable, CaseIterable {
+        case damaged, untrusted
+    }
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
     /// The config files that hold a secret's hash and that others than root can read
@@ -411,7 +471,7 @@ public struct Status: Codable, Hashable, Sendable {
     /// `handing_over` (after an unlock, the switch back to the kiosk's VT is under way),
     /// `handed_over` (after an unlock, the kiosk app has it), `not_shown` (it could not be
     /// taken: `display_reason` says why).
-    public var display: String?
+    public var display: Cover.Display?
     public var displayReason: String?
     /// A `lock` (or the idle lock) was refused because the display could not be taken: it
     /// is tried again when the VT owner lets our VT be shown, or at the next `lock`.
@@ -422,7 +482,10 @@ public struct Status: Codable, Hashable, Sendable {
     public var vtReason: String?
     /// `blank` while the screen is switched off (locked and untouched for `blank_s`),
     /// else `awake`.
-    public var power: String?
+    public var power: Power?
+    public enum Power: String, Codable, Hashable, Sendable, CaseIterable {
+        case awake, blank
+    }
     /// Each output (connected screen) the lock screen is shown on.
     public var outputs: [Output]?
 
@@ -431,8 +494,8 @@ public struct Status: Codable, Hashable, Sendable {
     /// last retry failed).
     public struct Output: Codable, Hashable, Sendable {
         public var name: String
-        public var state: String
-        public var reason: String?
+        public var state: OutputState.Phase.Name
+        public var reason: OutputState.Reason.Code?
         public var detail: String?
         public var retryError: String?
         public var screen: Screen
@@ -493,7 +556,7 @@ public struct Status: Codable, Hashable, Sendable {
     public init(_ lock: LockScreen, screen: Size, now: Instant? = nil, enrolled: [UnlockMethod]? = nil) {
         self.init(session: lock.session, screen: screen, grid: lock.pattern?.grid, now: now, enrolled: enrolled)
         pattern?.minLength = lock.pattern?.minimumLength
-        pattern?.repeats = lock.pattern.map { "\($0.repeats)" }
+        pattern?.repeats = lock.pattern?.repeats
         showing = lock.active
         code = lock.code.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
@@ -510,60 +573,37 @@ public struct Status: Codable, Hashable, Sendable {
 ///     {"entered":2,"event":"progress","total":4}
 ///     {"event":"enrolled","method":"pattern"}
 ///     {"event":"enroll_failed","method":"code","reason":"cancelled by a lock request"}
-public enum Event: Codable, Hashable, Sendable {
-    /// The session was unlocked at `at` (monotonic clock; "at" is in microseconds).
-    case unlocked(method: UnlockMethod, at: Instant)
-    /// The duress code was given; `unlocked` follows at once.
-    case duress(method: UnlockMethod, at: Instant)
-    /// An attempt failed; input is accepted again after `retryAfter`.
-    case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
-    /// An attempt could not be counted on disk (`reason`), so it was not checked: input
-    /// stays blocked until a touch retries a store and it succeeds. Never sent as `failed`.
-    case storeFailed(method: UnlockMethod, reason: String)
-    /// Too many failures: no attempt is accepted before `until` (monotonic, microseconds).
-    case lockout(until: Instant)
-    /// The session is locked again.
-    case locked
-    /// Digits entered on the code pad so far, of `total`; never the digits themselves.
-    case progress(entered: Int, total: Int)
-    /// A secret enrolled on the screen is stored.
-    case enrolled(method: UnlockMethod)
-    /// An enrollment on the screen ended without a new secret, for `reason`.
-    case enrollFailed(method: UnlockMethod, reason: String)
-    /// After an unlock, the screen and the input are the kiosk's again: DRM master
-    /// dropped and, with a VT hand-off, the kiosk's VT shown (what `wait-unlock` waits for).
-    case handedOver
+///
+/// The lock screen's own event type: what it tells is what subscribers get, with no
+/// second list of cases to keep in step.
+public typealias Event = LockEvent
 
-    /// The event the lock screen announced.
-    public init(_ event: LockEvent) {
-        switch event {
-        case .unlocked(let method, let at): self = .unlocked(method: method, at: at)
-        case .duress(let method, let at): self = .duress(method: method, at: at)
-        case .failed(let method, let failures, let retryAfter):
-            self = .failed(method: method, failures: failures, retryAfter: retryAfter)
-        case .storeFailed(let method, let reason): self = .storeFailed(method: method, reason: reason)
-        case .lockout(let until): self = .lockout(until: until)
-        case .locked: self = .locked
-        case .progress(let entered, let total): self = .progress(entered: entered, total: total)
-        case .enrolled(let method): self = .enrolled(method: method)
-        case .enrollFailed(let method, let reason): self = .enrollFailed(method: method, reason: reason)
-        }
+extension LockEvent: Codable {
+    /// Which event it is, without its fields: the raw values are the wire's "event".
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        case unlocked, duress, failed, lockout, progress, locked, enrolled
+        case storeFailed = "store_failed"
+        case enrollFailed = "enroll_failed"
+        case handedOver = "handed_over"
     }
 
-    public var name: String {
+    public var kind: Kind {
         switch self {
-        case .unlocked: "unlocked"
-        case .duress: "duress"
-        case .failed: "failed"
-        case .storeFailed: "store_failed"
-        case .lockout: "lockout"
-        case .progress: "progress"
-        case .locked: "locked"
-        case .enrolled: "enrolled"
-        case .enrollFailed: "enroll_failed"
-        case .handedOver: "handed_over"
+        case .unlocked: .unlocked
+        case .duress: .duress
+        case .failed: .failed
+        case .storeFailed: .storeFailed
+        case .lockout: .lockout
+        case .progress: .progress
+        case .locked: .locked
+        case .enrolled: .enrolled
+        case .enrollFailed: .enrollFailed
+        case .handedOver: .handedOver
         }
     }
+
+    /// The event's name on the wire.
+    public var name: String { kind.rawValue }
 
     enum CodingKeys: String, CodingKey {
         case event, method, at, failures, until, entered, total, reason
@@ -572,35 +612,37 @@ public enum Event: Codable, Hashable, Sendable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        switch try c.decode(String.self, forKey: .event) {
-        case "unlocked":
+        let name = try c.decode(String.self, forKey: .event)
+        guard let kind = Kind(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(name)\"")
+        }
+        switch kind {
+        case .unlocked:
             self = .unlocked(method: try c.decode(UnlockMethod.self, forKey: .method),
                              at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
-        case "failed":
+        case .failed:
             self = .failed(method: try c.decode(UnlockMethod.self, forKey: .method),
                            failures: try c.decode(Int.self, forKey: .failures),
                            retryAfter: .milliseconds(try c.decode(Int64.self, forKey: .retryAfterMilliseconds)))
-        case "store_failed":
+        case .storeFailed:
             self = .storeFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
                                 reason: try c.decode(String.self, forKey: .reason))
-        case "duress":
+        case .duress:
             self = .duress(method: try c.decode(UnlockMethod.self, forKey: .method),
                            at: Instant(microseconds: try c.decode(Int64.self, forKey: .at)))
-        case "lockout":
+        case .lockout:
             self = .lockout(until: Instant(microseconds: try c.decode(Int64.self, forKey: .until)))
-        case "locked":
+        case .locked:
             self = .locked
-        case "progress":
+        case .progress:
             self = .progress(entered: try c.decode(Int.self, forKey: .entered), total: try c.decode(Int.self, forKey: .total))
-        case "enrolled":
+        case .enrolled:
             self = .enrolled(method: try c.decode(UnlockMethod.self, forKey: .method))
-        case "enroll_failed":
+        case .enrollFailed:
             self = .enrollFailed(method: try c.decode(UnlockMethod.self, forKey: .method),
                                  reason: try c.decode(String.self, forKey: .reason))
-        case "handed_over":
+        case .handedOver:
             self = .handedOver
-        case let other:
-            throw DecodingError.dataCorruptedError(forKey: .event, in: c, debugDescription: "unknown event \"\(other)\"")
         }
     }
 

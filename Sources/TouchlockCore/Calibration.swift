@@ -35,20 +35,20 @@ public struct AffineMatrix: Hashable, Sendable, CustomStringConvertible {
 /// How the touch panel sits relative to the picture: the display's rotation (clockwise)
 /// and mirror flips, applied after calibration.
 public struct TouchOrientation: Hashable, Sendable {
-    public var rotation = 0      // 0, 90, 180 or 270
+    public var rotation = Rotation.degrees0
     public var flipX = false
     public var flipY = false
-    public init(rotation: Int = 0, flipX: Bool = false, flipY: Bool = false) {
+    public init(rotation: Rotation = .degrees0, flipX: Bool = false, flipY: Bool = false) {
         self.rotation = rotation; self.flipX = flipX; self.flipY = flipY
     }
 
     /// libinput's documented matrices for a clockwise rotation, then the flips.
     public var matrix: AffineMatrix {
         let r: AffineMatrix = switch rotation {
-        case 90: AffineMatrix(0, -1, 1, 1, 0, 0)
-        case 180: AffineMatrix(-1, 0, 1, 0, -1, 1)
-        case 270: AffineMatrix(0, 1, 0, -1, 0, 1)
-        default: .identity
+        case .degrees0: .identity
+        case .degrees90: AffineMatrix(0, -1, 1, 1, 0, 0)
+        case .degrees180: AffineMatrix(-1, 0, 1, 0, -1, 1)
+        case .degrees270: AffineMatrix(0, 1, 0, -1, 0, 1)
         }
         var m = r
         if flipX { m = AffineMatrix(-1, 0, 1, 0, 1, 0) * m }
@@ -64,7 +64,7 @@ public struct TouchOrientation: Hashable, Sendable {
     public static func parse(rotation: String?, flip: String?) throws(ParseError) -> TouchOrientation {
         var o = TouchOrientation()
         if let rotation {
-            guard let r = Int(rotation), [0, 90, 180, 270].contains(r) else {
+            guard let r = Int(rotation).flatMap(Rotation.init(degrees:)) else {
                 throw ParseError(description: "expected 0, 90, 180 or 270, found '\(rotation)'")
             }
             o.rotation = r

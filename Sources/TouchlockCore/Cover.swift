@@ -247,18 +247,29 @@ public struct Cover: Sendable {
         }
     }
 
+    /// Whether the lock screen is on the display, as status's `display` gives it (the raw
+    /// values are the wire's words).
+    public enum Display: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
+        case shown, taking
+        case handingOver = "handing_over"
+        case handedOver = "handed_over"
+        case notShown = "not_shown"
+    
+        public var description: String { rawValue }
+    }
+
     /// Status's `display`: `taking`, `shown`, `not_shown`, `handing_over` or `handed_over`;
     /// `outputLost`: an output is inactive (master taken by another process, say), which
     /// is `not_shown` whatever else holds, a cover under way apart.
-    public func display(outputLost: Bool) -> String {
-        if case .covering = state { return "taking" }
-        if outputLost { return "not_shown" }
+    public func display(outputLost: Bool) -> Display {
+        if case .covering = state { return .taking }
+        if outputLost { return .notShown }
         switch state {
-        case .covering: return "taking"
-        case .covered: return "shown"
-        case .notCovered: return "not_shown"
-        case .uncovering: return "handing_over"
-        case .uncovered: return "handed_over"
+        case .covering: return .taking
+        case .covered: return .shown
+        case .notCovered: return .notShown
+        case .uncovering: return .handingOver
+        case .uncovered: return .handedOver
         }
     }
 

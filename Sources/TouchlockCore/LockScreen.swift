@@ -1,22 +1,31 @@
-/// What the session tells the world (socket subscribers).
+/// What the session tells the world: the log, the service manager and socket
+/// subscribers, which get it as it is (TouchlockControl's `Event` is this type, encoded
+/// there to the wire's fields).
 public enum LockEvent: Hashable, Sendable {
-    case unlocked(UnlockMethod, at: Instant)
+    /// The session was unlocked at `at` (monotonic clock).
+    case unlocked(method: UnlockMethod, at: Instant)
     /// The secret given was the duress code; sent just before `unlocked`.
-    case duress(UnlockMethod, at: Instant)
-    case failed(UnlockMethod, failures: Int, retryAfter: Interval)
+    case duress(method: UnlockMethod, at: Instant)
+    /// An attempt failed; input is accepted again after `retryAfter`.
+    case failed(method: UnlockMethod, failures: Int, retryAfter: Interval)
     /// A wrong attempt could not be stored: input stays blocked until a retry stores it.
     /// Sent instead of `failed`, which always follows the stored record.
-    case storeFailed(UnlockMethod, reason: String)
+    case storeFailed(method: UnlockMethod, reason: String)
     /// No attempt is accepted before `until` (monotonic clock).
     case lockout(until: Instant)
-    case locked(at: Instant)
-    /// Digits entered on the code pad, of how many: never the digits (the "uncompleted"
+    /// The session is locked again.
+    case locked
+    /// Digits entered on the code pad, of `total`: never the digits (the "uncompleted"
     /// callback of an N-digit code field).
-    case progress(entered: Int, of: Int)
+    case progress(entered: Int, total: Int)
     /// A secret enrolled on the screen is stored (told once it is on disk).
-    case enrolled(UnlockMethod)
-    /// An enrollment on the screen ended without a new secret.
-    case enrollFailed(UnlockMethod, reason: String)
+    case enrolled(method: UnlockMethod)
+    /// An enrollment on the screen ended without a new secret, for `reason`.
+    case enrollFailed(method: UnlockMethod, reason: String)
+    /// After an unlock, the screen and the input are the kiosk's again: DRM master
+    /// dropped and, with a VT hand-off, the kiosk's VT shown. Told by the daemon once the
+    /// hand-over is done, never by the lock screen.
+    case handedOver
 }
 
 /// Why an enrollment on the screen cannot begin.
@@ -626,20 +635,20 @@ public struct LockScreen: Sendable {
             case .store(let r): out.append(.store(r))
             case .unlocked(let m, let t, let duress):
                 out += verdict(m, accepted: true, at: now)
-                if duress { out.append(.notify(.duress(m, at: t))) }
-                out.append(.notify(.unlocked(m, at: t)))
+                if duress { out.append(.notify(.duress(method: m, at: t))) }
+                out.append(.notify(.unlocked(method: m, at: t)))
                 // The kiosk app gets the touches at once; the display once the screen
                 // shows nothing of the secret (after the accept hold).
                 out.append(.releaseInput)
                 out.append(.armTimer(now + acceptHold))
             case .failed(let m, let failures, let retry):
                 out += verdict(m, accepted: false, at: now)
-                out.append(.notify(.failed(m, failures: failures, retryAfter: retry)))
+                out.append(.notify(.failed(method: m, failures: failures, retryAfter: retry)))
             case .storeFailed(let m, let reason):
                 // Not counted, so never checked: the attempt is dropped.
                 waiting = []
                 out += verdict(m, accepted: false, at: now)
-                out.append(.notify(.storeFailed(m, reason: reason)))
+                out.append(.notify(.storeFailed(method: m, reason: reason)))
             case .lockout(let until):
                 out.append(.notify(.lockout(until: until)))
             case .armTimer(let t): out.append(.armTimer(t))
@@ -789,7 +798,7 @@ public struct LockScreen: Sendable {
         case .taking(.enroll(let m)):
             // The enrollment waiting for the display gives way to the lock.
             hold = .taking(.lock)
-            return [.notify(.enrollFailed(m, reason: "cancelled by a lock request"))]
+            return [.notify(.enrollFailed(method: m, reason: "cancelled by a lock request"))]
         }
     }
 
@@ -801,7 +810,7 @@ public struct LockScreen: Sendable {
         _ = session.lock()
         var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
         out += resetPads(at: now, codeTimers: true)
-        out += [.grabInput, .redraw, .notify(.locked(at: now))]
+        out += [.grabInput, .redraw, .notify(.locked)]
         lastActivity = max(lastActivity, now)
         if let b = blankAfter { out.append(.armTimer(now + b)) }
         return out
@@ -836,7 +845,7 @@ public struct LockScreen: Sendable {
         case .lock:
             return []
         case .enroll(let method):
-            return [.notify(.enrollFailed(method, reason: "the display is busy: \(reason)"))]
+            return [.notify(.enrollFailed(method: method, reason: "the display is busy: \(reason)"))]
         }
     }
 
@@ -882,7 +891,7 @@ public struct LockScreen: Sendable {
             case .armTimer(let t): out.append(.armTimer(t))
             case .progress(let e, let n):
                 // Subscribers follow unlock attempts, not a new secret being typed.
-                if enrollment == nil { out.append(.notify(.progress(entered: e, of: n))) }
+                if enrollment == nil { out.append(.notify(.progress(entered: e, total: n))) }
             case .incomplete(_, let n):
                 notice = Messages.fill(builder.messages.codeIncomplete, ["n": n])
                 out.append(.redraw)
@@ -948,14 +957,14 @@ public struct LockScreen: Sendable {
         self.now = max(self.now, now)
         guard let method = enrollment?.method else { return [] }
         Log.info("lock screen: enrollment of a \(method.rawValue) cancelled: \(reason)")
-        return endEnrollment(at: now) + [.notify(.enrollFailed(method, reason: reason))]
+        return endEnrollment(at: now) + [.notify(.enrollFailed(method: method, reason: reason))]
     }
 
     /// The secret handed over by `enroll` is stored (`error` nil), or could not be.
     public mutating func enrollStored(_ method: UnlockMethod, error: String?, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        if let error { return [.notify(.enrollFailed(method, reason: error))] }
-        return [.notify(.enrolled(method))]
+        if let error { return [.notify(.enrollFailed(method: method, reason: error))] }
+        return [.notify(.enrolled(method: method))]
     }
 
     /// Back to the screen shown before; the kept attempt is wiped. While unlocked, the

@@ -21,13 +21,22 @@ public struct OutputState: Hashable, Sendable {
         /// Page flips submitted and never completed, this many times in a row.
         case flipStuck(Int)
 
-        /// The machine-readable name status gives.
-        public var code: String {
+        /// The machine-readable name status gives (the raw values are the wire's words).
+        public enum Code: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
+            case masterLost = "master_lost"
+            case flipFailed = "flip_failed"
+            case eventsFailed = "events_failed"
+            case flipStuck = "flip_stuck"
+        
+            public var description: String { rawValue }
+        }
+
+        public var code: Code {
             switch self {
-            case .masterLost: "master_lost"
-            case .flipFailed: "flip_failed"
-            case .eventsFailed: "events_failed"
-            case .flipStuck: "flip_stuck"
+            case .masterLost: .masterLost
+            case .flipFailed: .flipFailed
+            case .eventsFailed: .eventsFailed
+            case .flipStuck: .flipStuck
             }
         }
 
@@ -47,11 +56,21 @@ public struct OutputState: Hashable, Sendable {
         case handedOver
         case inactive(Reason)
 
-        public var name: String {
+        /// The phase without its reason, as status's output `state` gives it (the raw
+        /// values are the wire's words).
+        public enum Name: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
+            case active
+            case handedOver = "handed_over"
+            case inactive
+        
+            public var description: String { rawValue }
+        }
+
+        public var name: Name {
             switch self {
-            case .active: "active"
-            case .handedOver: "handed_over"
-            case .inactive: "inactive"
+            case .active: .active
+            case .handedOver: .handedOver
+            case .inactive: .inactive
             }
         }
     }

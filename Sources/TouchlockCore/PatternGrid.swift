@@ -1,5 +1,5 @@
 /// Whether a node can be chosen again in one pattern (`[pattern] repeat`).
-public enum PatternRepeat: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+public enum PatternRepeat: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// A node joins once (Android's rule).
     case never
     /// A chosen node joins again when the finger comes back onto it

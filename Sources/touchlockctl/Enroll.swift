@@ -73,7 +73,7 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         let rows = grid.rows, columns = grid.columns
         let minimum = grid.minLength ?? 4
         // A daemon that does not say allows no repeat.
-        let repeats = grid.repeats.flatMap(PatternRepeat.init(rawValue:)) ?? .never
+        let repeats = grid.repeats ?? .never
         // As a finger draws it on the daemon's grid: a pattern it cannot draw as given
         // could never unlock.
         let pattern: Pattern

@@ -207,7 +207,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
        let method = st.method, let at = st.unlockedAt {
         // Already unlocked: its event, as a subscriber saw it.
         let line = client.line(of: Event.unlocked(method: method, at: Instant(microseconds: at)))
-        if st.display == nil || st.display == "handed_over" {
+        if st.display == nil || st.display == .handedOver {
             printLine(line)
             return .done(Exit.ok)
         }
@@ -247,7 +247,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
             if unlockedLine != nil, let h = handBackDeadline, deadline.map({ h <= $0 }) ?? true {
                 let st = try? client.decode(Status.self, from: request(client, .status, echo: false))
                 fail("unlocked, but the screen was not handed back within \(handBackTimeout.milliseconds / 1000) s"
-                     + " (display: \(st?.display ?? "unknown")\(st?.displayReason.map { ", \($0)" } ?? ""))")
+                     + " (display: \(st?.display?.rawValue ?? "unknown")\(st?.displayReason.map { ", \($0)" } ?? ""))")
             }
             fail("timed out waiting for an unlock")
         } catch {

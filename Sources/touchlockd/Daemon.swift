@@ -30,8 +30,6 @@ final class Daemon {
     private var inputs: Inputs?
     /// Told of every event (the control socket's subscribers).
     var onEvent: ((LockEvent) -> Void)?
-    /// Told once the screen and the input are the kiosk's again after an unlock.
-    var onHandedOver: (() -> Void)?
     /// Told of each touch and key, with its time (logind's idle hint).
     var onActivity: ((Instant) -> Void)?
     /// Told when the screen blanks or the idle lock locks (logind's idle hint).
@@ -371,7 +369,7 @@ final class Daemon {
                     }
                 }
             case .handedOver:
-                onHandedOver?()
+                report(.handedOver)
             }
         }
     }
@@ -395,7 +393,7 @@ final class Daemon {
     }
 
     /// Whether the lock screen is on the display, for status.
-    private var displayState: String {
+    private var displayState: Cover.Display {
         cover.display(outputLost: presenters.contains { $0.display.state.reason != nil })
     }
 
@@ -424,20 +422,23 @@ final class Daemon {
             case .store(let record):
                 // On the next turn, so the screen shows the attempt being stored first.
                 loop.deferred { [unowned self] in
-                    let error = self.store.store(record)
-                    self.perform(self.lock.stored(error: error, at: EventLoop.now()))
+                    var why: String?
+                    do throws(StateStore.WriteError) { try self.store.store(record) } catch { why = "\(error)" }
+                    self.perform(self.lock.stored(error: why, at: EventLoop.now()))
                 }
             case .enroll(let method, let bytes):
                 verifier.hash(bytes) { [unowned self] result in
-                    var error: String?
+                    var failure: String?
                     switch result {
                     case .success(let hash):
-                        error = self.store.setSecret(SecretKind(method), hash: hash)?.message
+                        do throws(StateStore.WriteError) { try self.store.setSecret(SecretKind(method), hash: hash) } catch {
+                            failure = self.controlError(error).message
+                        }
                     case .failure(let why):
                         Log.error("cannot hash the enrolled \(method.rawValue): \(why)")
-                        error = "cannot hash it: \(why)"
+                        failure = "cannot hash it: \(why)"
                     }
-                    self.perform(self.lock.enrollStored(method, error: error, at: EventLoop.now()))
+                    self.perform(self.lock.enrollStored(method, error: failure, at: EventLoop.now()))
                 }
             case .notify(let event):
                 report(event)
@@ -503,6 +504,8 @@ final class Daemon {
         case .enrollFailed(let m, let reason):
             Log.info("enrollment of a \(m.rawValue) failed: \(reason)")
             enrollingClient = nil
+        case .handedOver:
+            Log.debug("the display and the input are handed over")
         }
         switch event {
         case .unlocked: ServiceNotify.send("STATUS=unlocked")
@@ -510,7 +513,7 @@ final class Daemon {
         case .lockout(let until): ServiceNotify.send("STATUS=locked out for \((until - EventLoop.now()).countdown)")
         case .failed(_, let n, _): ServiceNotify.send("STATUS=locked, \(n) failure(s) in a row")
         case .storeFailed(_, let reason): ServiceNotify.send("STATUS=locked, cannot store the attempt: \(reason)")
-        case .duress, .progress, .enrolled, .enrollFailed: break
+        case .duress, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
         onEvent?(event)
         textfile?.changed()
@@ -535,7 +538,7 @@ final class Daemon {
             failuresTotal &+= 1
             lastFailureWall = WallClock.now()
         case .lockout: lockoutsTotal += 1
-        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed: break
+        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
     }
 
@@ -555,22 +558,22 @@ final class Daemon {
     var status: Status {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
-        if s.display == "not_shown" {
+        if s.display == .notShown {
             s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? cover.failure
         }
         s.vt = terminal?.number
         if cover.lockPending { s.lockPending = true }
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         s.vtReason = terminalAbsence
-        s.power = presenter.blank ? "blank" : "awake"
+        s.power = presenter.blank ? .blank : .awake
         s.message = info.message
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
             + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
         if let u = store.untrusted {
-            s.record = "untrusted"
+            s.record = .untrusted
             s.reason = "the state file is not trusted (\(u)): no attempt is accepted until root puts it right and restarts touchlockd"
         } else if let d = store.damage {
-            s.record = "damaged"
+            s.record = .damaged
             if s.reason == nil { s.reason = "the state file was damaged (\(d)); locked out as after \(damagedCount) failures" }
         }
         return s
@@ -605,8 +608,8 @@ final class Daemon {
             return .failure(ControlError(.busy, "cannot reset the lockout now: \(error)"))
         }
         let failures = lock.session.failures
-        if let error = store.store(LockoutRecord()) {
-            return .failure(ControlError(.storeFailed, "cannot write \(store.path): \(error)"))
+        do { try store.store(LockoutRecord()) } catch {
+            return .failure(controlError(error))
         }
         Log.info("lockout reset by \(who): \(failures) failure(s) cleared")
         do { perform(try lock.resetLockout(at: EventLoop.now())) } catch {
@@ -664,7 +667,13 @@ final class Daemon {
         if let hash, !SecretHash.isUsable(hash) {
             return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
         }
-        return store.setSecret(kind, hash: hash)
+        do { try store.setSecret(kind, hash: hash) } catch { return controlError(error) }
+        return nil
+    }
+
+    /// A state file not written, as the control socket tells it.
+    private func controlError(_ error: StateStore.WriteError) -> ControlError {
+        ControlError(.storeFailed, "cannot write \(store.path): \(error)")
     }
 
     func clientGone(_ serial: Int) {

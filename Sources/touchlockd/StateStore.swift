@@ -1,5 +1,4 @@
 import Glibc
-import TouchlockControl
 import TouchlockCore
 import TouchlockSystem
 
@@ -50,51 +49,73 @@ final class StateStore {
     /// The duress code's hash: enrolled only, never in the config files.
     var duressHash: String? { stored.duressHash }
 
+    /// The secrets an attempt by `method` is checked against, each with its hash (nil:
+    /// none): the method's own, and on the code pad the duress code too.
+    func candidates(for method: UnlockMethod) -> [(kind: SecretKind, hash: String?)] {
+        switch method {
+        case .pattern: [(.pattern, secretHash(for: .pattern))]
+        case .code: [(.code, secretHash(for: .code)), (.duress, duressHash)]
+        }
+    }
+
     /// The methods with a secret.
     var enrolled: [UnlockMethod] {
         [UnlockMethod.pattern, .code].filter { secretHash(for: $0) != nil }
     }
 
-    /// Writes the state file with `record`; nil when it is on disk, else why not.
-    func store(_ record: LockoutRecord) -> String? {
+    /// Why the state file was not written; what was stored before stays as it was.
+    enum WriteError: Error, Equatable, CustomStringConvertible {
+        /// The file or its directory is not trusted (`untrusted` says why): nothing is
+        /// written there.
+        case untrusted(String)
+        /// Making the directory, writing, syncing or renaming failed.
+        case failed(Errno)
+
+        var description: String {
+            switch self {
+            case .untrusted(let why): "the state file is not trusted: \(why)"
+            case .failed(let errno): "\(errno)"
+            }
+        }
+    }
+
+    /// Writes the state file with `record`, or says why it is not on disk.
+    func store(_ record: LockoutRecord) throws(WriteError) {
         var next = stored
         next.lockout = record
-        if let error = write(next) {
+        do { try write(next) } catch {
             Log.error("cannot store \(record.failures) failure(s) in \(path): \(error); input stays blocked")
-            return error
+            throw error
         }
-        return nil
     }
 
     /// Stores (or with nil removes) the hash of the secret `kind`.
-    func setSecret(_ kind: SecretKind, hash: String?) -> ControlError? {
+    func setSecret(_ kind: SecretKind, hash: String?) throws(WriteError) {
         var next = stored
         switch kind {
         case .pattern: next.patternHash = hash
         case .code: next.codeHash = hash
         case .duress: next.duressHash = hash
         }
-        if let error = write(next) {
+        do { try write(next) } catch {
             Log.error("cannot store the \(kind.rawValue) secret in \(path): \(error)")
-            return ControlError(.storeFailed, "cannot write \(path): \(error)")
+            throw error
         }
-        return nil
     }
 
-    /// Writes `state` durably and keeps it; nil on success, else the reason.
-    private func write(_ state: StoredState) -> String? {
-        if let untrusted { return "the state file is not trusted: \(untrusted)" }
+    /// Writes `state` durably and keeps it.
+    private func write(_ state: StoredState) throws(WriteError) {
+        if let untrusted { throw .untrusted(untrusted) }
         var state = state
         state.bootID = bootID
         do {
             try DurableFile.makeDirectory(DurableFile.directory(of: path))
             try DurableFile.replace(path, with: Array(state.text.utf8))
         } catch {
-            return "\(error.errno)"
+            throw .failed(error.errno)
         }
         stored = state
         damage = nil
-        return nil
     }
 }
 

@@ -42,20 +42,30 @@ final class Verifier {
     /// Checks `attempt` and calls `done` with the verdict: the method's secret, and for
     /// codes the duress code too.
     func check(_ attempt: LockScreen.Attempt, done: @escaping (Session.Verdict) -> Void) {
-        var hashes: [String?] = [secrets.secretHash(for: attempt.method)]
-        if attempt.method == .code { hashes.append(secrets.duressHash) }
-        let request = VerifierRequest.verify(id: takeID(), hashes: hashes, secret: attempt.secretBytes)
+        let candidates = secrets.candidates(for: attempt.method)
+        let request = VerifierRequest.verify(id: takeID(), hashes: candidates.map(\.hash), secret: attempt.secretBytes)
         Log.debug("\(attempt): checking")
         send(request) { reply in
-            guard case .verified(_, let matched, let digest) = reply else {
+            guard case .verified(_, let index, let digest) = reply else {
                 Log.bug("verifier: a hash reply to a check")
                 done(.wrong(digest: nil))
                 return
             }
+            let matched: SecretKind?
+            if let index {
+                guard candidates.indices.contains(index) else {
+                    Log.bug("verifier: a match with hash \(index) of \(candidates.count)")
+                    done(.wrong(digest: nil))
+                    return
+                }
+                matched = candidates[index].kind
+            } else {
+                matched = nil
+            }
             switch matched {
-            case 0: done(.match(duress: false))
-            case 1: done(.match(duress: true))
-            default: done(.wrong(digest: digest.isEmpty ? nil : digest))
+            case .pattern, .code: done(.match(duress: false))
+            case .duress: done(.match(duress: true))
+            case nil: done(.wrong(digest: digest.isEmpty ? nil : digest))
             }
         }
     }

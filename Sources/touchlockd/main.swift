@@ -312,8 +312,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     do {
         control = try ControlServer(path: config.socketPath, loop: loop) { daemon.status }
     } catch { fail("control socket \(config.socketPath): \(error)") }
-    daemon.onEvent = { control.broadcast(Event($0)) }
-    daemon.onHandedOver = { control.broadcast(.handedOver) }
+    daemon.onEvent = { control.broadcast($0) }
     if let path = config.metricsTextfile {
         daemon.textfile = MetricsTextfile(path: path, loop: loop) {
             MetricsExposition.render(status: daemon.status, metrics: daemon.metrics, format: .prometheusText)

@@ -38,4 +38,28 @@ import TouchlockCore
         #expect(try reply(r, #"{"id":10,"request":"subscribe"}"#, as: &root)?.ok == true)
         #expect(root.subscribed && !stranger.subscribed)
     }
+
+    /// One `Request` type is read and refused in the order the protocol gives: the id,
+    /// the request's name, who may ask, and only then the fields it reads.
+    @Test func aRequestLineIsRefusedIdFirstThenNameThenWhoMayAskThenItsFields() throws {
+        let r = ControlRequests(status: { Status(session: Session(), screen: Size(width: 800, height: 480), grid: nil) })
+        var enrolled: [SecretKind] = []
+        r.enrollHandler = { kind, _ in enrolled.append(kind); return nil }
+        var stranger = ControlRequests.Sender(peer: ControlServer.Peer(pid: 4, uid: 4_000_002, gid: 100), serial: 1)
+        var root = ControlRequests.Sender(peer: ControlServer.Peer(pid: 1, uid: 0, gid: 0), serial: 2)
+        func error(_ line: String, _ sender: inout ControlRequests.Sender) throws -> (Int?, ControlError?) {
+            let h = try #require(try reply(r, line, as: &sender))
+            return (h.id, h.error)
+        }
+        #expect(try error(#"{"request":"status"}"#, &root) == (nil, ControlError(.badRequest, "missing \"id\"")))
+        #expect(try error(#"{"id":1}"#, &root) == (1, ControlError(.badRequest, "missing \"request\"")))
+        #expect(try error(#"{"id":2,"request":"pin","method":"nope"}"#, &root).1?.code == .unknownRequest)
+        #expect(try error(#"{"id":3,"request":"enroll","method":"pin"}"#, &stranger).1?.code == .forbidden)
+        #expect(try error(#"{"id":4,"request":"enroll","method":"pin"}"#, &root)
+                == (4, ControlError(.badValue, "unknown method \"pin\" (pattern, code, duress)")))
+        #expect(try error(#"{"id":5,"request":"status","method":"pin"}"#, &root) == (5, nil))
+        #expect(try error(#"{"id":6,"request":"enroll","method":"pattern"}"#, &root) == (6, nil))
+        #expect(enrolled == [.pattern])
+        #expect(try error(#"{"id":"7","request":"status"}"#, &root) == (nil, ControlError(.badRequest, "\"id\" has the wrong type")))
+    }
 }

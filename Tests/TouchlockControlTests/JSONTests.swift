@@ -35,13 +35,13 @@ import TouchlockCore
         st.lockoutUntil = Int64.max
         st.retryAfterMilliseconds = 59_998
         st.reason = awkward
-        st.record = "damaged"
+        st.record = .damaged
         st.enrolling = .pattern
-        st.display = "not_shown"
+        st.display = .notShown
         st.displayReason = "another process holds DRM master (/dev/dri/card0)"
         st.vt = 2
         st.vtReason = ""
-        st.power = "blank"
+        st.power = .blank
         st.pattern?.nodes.append([-0.0, 1e20, 1e-5, 0.1, 1e16, 1e15, 5e-324, 1.7976931348623157e308, 172.79999999999998])
         return st
     }

@@ -4,11 +4,16 @@ import TouchlockControl
 import TouchlockCore
 
 @Suite struct ProtocolTests {
-    @Test func eventsFromSessionActions() {
-        #expect(Event(.unlocked(.pattern, at: Instant(microseconds: 9))) == .unlocked(method: .pattern, at: Instant(microseconds: 9)))
-        #expect(Event(.failed(.code, failures: 2, retryAfter: .milliseconds(500)))
-                == .failed(method: .code, failures: 2, retryAfter: .milliseconds(500)))
-        #expect(Event(.locked(at: Instant(microseconds: 3))) == .locked)
+    @Test func eventsFromSessionActions() throws {
+        // What the lock screen tells is what is sent: one type, no conversion.
+        let told: [LockEvent] = [.unlocked(method: .pattern, at: Instant(microseconds: 9)),
+                                 .failed(method: .code, failures: 2, retryAfter: .milliseconds(500)), .locked]
+        let sent: [Event] = told
+        #expect(sent == [.unlocked(method: .pattern, at: Instant(microseconds: 9)),
+                         .failed(method: .code, failures: 2, retryAfter: .milliseconds(500)), .locked])
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        #expect(String(decoding: try e.encode(told[0]), as: UTF8.self) == #"{"at":9,"event":"unlocked","method":"pattern"}"#)
     }
 
     @Test func statusFromSession() {
@@ -46,7 +51,7 @@ import TouchlockCore
     @Test func progressEventsCarryCountsOnly() throws {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
-        let line = try e.encode(Event(.progress(entered: 2, of: 4)))
+        let line = try e.encode(Event.progress(entered: 2, total: 4))
         #expect(String(decoding: line, as: UTF8.self) == "{\"entered\":2,\"event\":\"progress\",\"total\":4}")
         #expect(try JSONDecoder().decode(Event.self, from: line) == .progress(entered: 2, total: 4))
     }
@@ -54,10 +59,10 @@ import TouchlockCore
     @Test func enrollmentEventsAndTheScreenRequest() throws {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
-        let ok = try e.encode(Event(.enrolled(.pattern)))
+        let ok = try e.encode(Event.enrolled(method: .pattern))
         #expect(String(decoding: ok, as: UTF8.self) == "{\"event\":\"enrolled\",\"method\":\"pattern\"}")
         #expect(try JSONDecoder().decode(Event.self, from: ok) == .enrolled(method: .pattern))
-        let failed = try e.encode(Event(.enrollFailed(.code, reason: "cancelled by a lock request")))
+        let failed = try e.encode(Event.enrollFailed(method: .code, reason: "cancelled by a lock request"))
         #expect(String(decoding: failed, as: UTF8.self)
             == "{\"event\":\"enroll_failed\",\"method\":\"code\",\"reason\":\"cancelled by a lock request\"}")
         #expect(try JSONDecoder().decode(Event.self, from: failed) == .enrollFailed(method: .code, reason: "cancelled by a lock request"))

@@ -42,11 +42,11 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         let a = s.tapCode([2, 0, 2, 6], from: 0)
         #expect(codeVerification(a)?.digits == [2, 0, 2, 6])
         let events = a.compactMap { if case .notify(let e) = $0 { e } else { nil } }
-        #expect(events == [.progress(entered: 1, of: 4), .progress(entered: 2, of: 4),
-                           .progress(entered: 3, of: 4), .progress(entered: 4, of: 4)])
+        #expect(events == [.progress(entered: 1, total: 4), .progress(entered: 2, total: 4),
+                           .progress(entered: 3, total: 4), .progress(entered: 4, total: 4)])
         #expect(s.session.state == .verifying(.code))
         let v = s.verified(true, at: at(400_000))
-        #expect(v.contains(.notify(.unlocked(.code, at: at(400_000)))))
+        #expect(v.contains(.notify(.unlocked(method: .code, at: at(400_000)))))
         let after = s.timer(at: at(900_000))
         #expect(after.allSatisfy { if case .notify = $0 { false } else { true } })
         #expect(s.scene.boxes.isEmpty && s.scene.keys.isEmpty)
@@ -57,11 +57,11 @@ func codeVerification(_ actions: [LockScreen.Action]) -> Code? {
         var s = codeScreen()
         _ = s.tapCode([1, 1, 1, 1], from: 0)
         let v = s.verified(false, at: at(400_000))
-        #expect(v.contains(.notify(.failed(.code, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(v.contains(.notify(.failed(method: .code, failures: 1, retryAfter: .milliseconds(500)))))
         #expect(s.scene.prompt == "Wrong code, try again")
         #expect(s.scene.boxes.allSatisfy { $0.error })
         let t = s.timer(at: at(900_000))
-        #expect(t.contains(.notify(.progress(entered: 0, of: 4))))
+        #expect(t.contains(.notify(.progress(entered: 0, total: 4))))
         #expect(s.scene.prompt == "Enter your code")
         #expect(s.scene.boxes.allSatisfy { $0.content == .empty && !$0.error })
     }

@@ -9,11 +9,11 @@ import Testing
     @Test func aStartOnAVTSwitchesThenTakesTheOutputs() {
         var c = Cover(hasTerminal: true)
         #expect(c.start() == [.showTerminal])
-        #expect(c.display(outputLost: false) == "taking")
+        #expect(c.display(outputLost: false) == .taking)
         #expect(c.terminalShown() == [.takeOutputs])
         #expect(c.outputsTaken().isEmpty)  // nobody to tell: the lock screen held it from the start
-        #expect(c.state == .covered && c.display(outputLost: false) == "shown")
-        #expect(c.display(outputLost: true) == "not_shown")
+        #expect(c.state == .covered && c.display(outputLost: false) == .shown)
+        #expect(c.display(outputLost: true) == .notShown)
         #expect(c.keepsCoveredAtExit)
     }
 
@@ -28,12 +28,12 @@ import Testing
         var c = Cover(hasTerminal: true)
         _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
         #expect(c.uncoverAsked() == [.releaseOutputs])
-        #expect(c.display(outputLost: false) == "handing_over")
+        #expect(c.display(outputLost: false) == .handingOver)
         #expect(!c.keepsCoveredAtExit)
         #expect(c.outputsReleased() == [.handBackTerminal])
-        #expect(c.display(outputLost: false) == "handing_over")  // the kiosk's VT is not shown yet
+        #expect(c.display(outputLost: false) == .handingOver)  // the kiosk's VT is not shown yet
         #expect(c.terminalHandedBack() == [.handedOver])
-        #expect(c.display(outputLost: false) == "handed_over")
+        #expect(c.display(outputLost: false) == .handedOver)
         // `lock`: the request waits for the display.
         #expect(c.lockRequested().isEmpty)
         #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
@@ -60,8 +60,8 @@ import Testing
         _ = c.coverAsked(for: .lock, outputsReleased: true)
         let why = "the switch to VT 8 did not complete within 2000 ms"
         #expect(c.terminalFailed(why) == [.displayRefused(why), .answerLockRequests(refusal: why)])
-        #expect(c.state == .uncovered && c.lockPending && c.display(outputLost: false) == "handed_over")
-        #expect(c.display(outputLost: true) == "not_shown")  // another process holds master
+        #expect(c.state == .uncovered && c.lockPending && c.display(outputLost: false) == .handedOver)
+        #expect(c.display(outputLost: true) == .notShown)  // another process holds master
         #expect(c.failure == why)
         // The owner resumes; the kernel completes the switch: the lock screen's lock.
         #expect(c.terminalShown() == [.lock])
@@ -114,7 +114,7 @@ import Testing
         var c = Cover(hasTerminal: true)
         _ = c.start()
         #expect(c.terminalFailed("timed out").isEmpty)
-        #expect(c.state == .notCovered("timed out") && c.display(outputLost: false) == "not_shown")
+        #expect(c.state == .notCovered("timed out") && c.display(outputLost: false) == .notShown)
         #expect(c.keepsCoveredAtExit)
         #expect(c.lockRequested() == [.showTerminal])
         #expect(c.settle().isEmpty)
@@ -136,7 +136,7 @@ import Testing
     @Test func aDaemonStartedUnlockedTakesNothing() {
         var c = Cover(hasTerminal: true, uncovered: true)
         #expect(c.start().isEmpty)
-        #expect(c.display(outputLost: false) == "handed_over" && !c.keepsCoveredAtExit)
+        #expect(c.display(outputLost: false) == .handedOver && !c.keepsCoveredAtExit)
     }
 
     /// Restarted while locked, on its own VT still shown: shown at once, the outputs taken.

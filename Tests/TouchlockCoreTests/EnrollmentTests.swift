@@ -111,8 +111,8 @@ extension LockScreen {
         _ = try s.enrollAfterHandOver(.pattern, at: at(1_000_000))
         _ = s.draw([0, 1, 2, 5], id: 2, from: 1_100_000)
         let a = s.lock(at: at(2_000_000))
-        #expect(a.contains(.notify(.enrollFailed(.pattern, reason: "cancelled by a lock request"))))
-        #expect(a.contains(.notify(.locked(at: at(2_000_000)))))
+        #expect(a.contains(.notify(.enrollFailed(method: .pattern, reason: "cancelled by a lock request"))))
+        #expect(a.contains(.notify(.locked)))
         // The enrollment held the display and the input: the lock keeps them.
         #expect(!a.contains(.releaseDisplay) && !a.contains(.releaseInput) && s.hold == .held)
         #expect(s.enrollment == nil)

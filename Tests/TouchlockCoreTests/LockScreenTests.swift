@@ -34,7 +34,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(verification(actions)?.nodes == [0, 1, 2, 5])
         #expect(s.session.state == .verifying(.pattern))
         let after = s.verified(true, at: at(end + 1))
-        #expect(after.contains(.notify(.unlocked(.pattern, at: at(end + 1)))))
+        #expect(after.contains(.notify(.unlocked(method: .pattern, at: at(end + 1)))))
         #expect(s.session.state == .unlocked(.pattern, at: at(end + 1)))
         // The accepted path shows for a moment, then nothing of it stays on screen.
         #expect(s.scene.path.count == 4)
@@ -48,7 +48,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         let (actions, end) = s.draw([6, 3, 0, 1], id: 1, from: 0)
         #expect(verification(actions) != nil)
         let after = s.verified(false, at: at(end))
-        #expect(after.contains(.notify(.failed(.pattern, failures: 1, retryAfter: .milliseconds(500)))))
+        #expect(after.contains(.notify(.failed(method: .pattern, failures: 1, retryAfter: .milliseconds(500)))))
         #expect(s.session.state == .wrong(.pattern, until: at(end + 500_000)))
         let scene = s.scene
         #expect(scene.pathColor == Theme().error.with(alpha: Theme().path.alpha))
@@ -72,7 +72,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
         _ = s.verified(true, at: at(end))
         let a = s.lock(at: at(end + 10))
-        #expect(a.contains(.notify(.locked(at: at(end + 10)))))
+        #expect(a.contains(.notify(.locked)))
         #expect(s.session.state == .locked)
         #expect(s.lock(at: at(end + 20)).isEmpty)
     }
@@ -83,7 +83,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(!drawn.contains(.releaseInput) && s.hold == .held)
         let unlocked = s.verified(true, at: at(end))
         // Told first, then the kiosk app gets the touches; the accepted path stays 0.5 s.
-        let told = unlocked.firstIndex(of: .notify(.unlocked(.pattern, at: at(end))))!
+        let told = unlocked.firstIndex(of: .notify(.unlocked(method: .pattern, at: at(end))))!
         #expect(unlocked.firstIndex(of: .releaseInput)! > told)
         #expect(!unlocked.contains(.releaseDisplay))
         #expect(s.timer(at: at(end + 100_000)).contains(.releaseDisplay) == false)
@@ -106,7 +106,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(s.lock(at: at(end + 600_001)).isEmpty)  // asked once
         let taken = s.displayTaken(at: at(end + 610_000))
         #expect(taken.contains(.grabInput) && taken.contains(.redraw))
-        #expect(taken.contains(.notify(.locked(at: at(end + 610_000)))))
+        #expect(taken.contains(.notify(.locked)))
         #expect(s.session.state == .locked && s.hold == .held)
     }
 
@@ -122,7 +122,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         #expect(s.hold == .released)
         // Asked again later, it can still lock.
         #expect(s.lock(at: at(end + 700_000)) == [.takeDisplay])
-        #expect(s.displayTaken(at: at(end + 710_000)).contains(.notify(.locked(at: at(end + 710_000)))))
+        #expect(s.displayTaken(at: at(end + 710_000)).contains(.notify(.locked)))
     }
 
     @Test func idleLockFiresAfterTheIdleTimeWithNothingTouchedAndNotBefore() {
@@ -140,7 +140,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         if case .unlocked = s.session.state {} else { Issue.record("locked early: \(s.session.state)") }
         // Nothing since: it locks (the display is asked back first).
         #expect(s.timer(at: at(end + 90_100_000)) == [.takeDisplay])
-        #expect(s.displayTaken(at: at(end + 90_200_000)).contains(.notify(.locked(at: at(end + 90_200_000)))))
+        #expect(s.displayTaken(at: at(end + 90_200_000)).contains(.notify(.locked)))
     }
 
     @Test func withoutIdleLockNothingWakesWhileUnlocked() {

@@ -66,7 +66,7 @@ extension LockScreen {
             #expect(events(checked).isEmpty)
             // The verdict needs no store: the failure is on disk already.
             #expect(stores(verdict).isEmpty)
-            #expect(events(verdict) == [.failed(.pattern, failures: n, retryAfter: .milliseconds(500))])
+            #expect(events(verdict) == [.failed(method: .pattern, failures: n, retryAfter: .milliseconds(500))])
             t += 10_000_000
             _ = s.timer(at: at(t - 1))
         }
@@ -97,7 +97,7 @@ extension LockScreen {
         let (counted, _, v) = s.fail([0, 1, 2, 5], digest: [1, 1], at: 6_000_000)
         #expect(stores(counted).map(\.failures) == [2])
         #expect(stores(v).map(\.failures) == [1])
-        #expect(events(v) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
+        #expect(events(v) == [.failed(method: .pattern, failures: 1, retryAfter: .milliseconds(500))])
         #expect(s.session.failures == 1)
         _ = s.timer(at: at(7_000_000))
         // Five minutes later it counts again.
@@ -114,7 +114,7 @@ extension LockScreen {
         _ = s.verified(.wrong(digest: [1, 1]), at: at(end))
         let v = s.stored(error: "Input/output error", at: at(end))
         // The disk holds 2: so does the screen, and subscribers hear 2.
-        #expect(events(v) == [.failed(.pattern, failures: 2, retryAfter: .milliseconds(500))])
+        #expect(events(v) == [.failed(method: .pattern, failures: 2, retryAfter: .milliseconds(500))])
         #expect(s.session.failures == 2)
     }
 
@@ -136,7 +136,7 @@ extension LockScreen {
         #expect(s.session.failures == 0)
         #expect(s.scene.prompt.contains("No space left on device"))
         // Subscribers are told the attempt was not stored, never that it failed.
-        #expect(events(checked) == [.storeFailed(.pattern, reason: "No space left on device")])
+        #expect(events(checked) == [.storeFailed(method: .pattern, reason: "No space left on device")])
         // Input stays refused; a touch retries a store, which fails again.
         let retry = s.touches([ScreenTouch(id: 5, phase: .began, point: grid3.center(of: 0))], at: at(60_000_000))
         #expect(stores(retry) == [LockoutRecord(failures: 0)])
@@ -155,7 +155,7 @@ extension LockScreen {
         _ = s.touches([ScreenTouch(id: 6, phase: .ended, point: grid3.center(of: 4))], at: at(61_200_000))
         let (counted, _, verdict) = s.fail([0, 1, 2, 5], digest: [1], at: 62_000_000)
         #expect(stores(counted) == [LockoutRecord(failures: 1)])
-        #expect(events(verdict) == [.failed(.pattern, failures: 1, retryAfter: .milliseconds(500))])
+        #expect(events(verdict) == [.failed(method: .pattern, failures: 1, retryAfter: .milliseconds(500))])
     }
 
     @Test func aRightAnswerIsCountedThenClearedBeforeItUnlocks() {
@@ -169,7 +169,7 @@ extension LockScreen {
         #expect(v == [.store(LockoutRecord())])
         #expect(s.session.state.name == "storing")
         let after = s.stored(error: nil, at: at(end))
-        #expect(events(after) == [.unlocked(.pattern, at: at(end))])
+        #expect(events(after) == [.unlocked(method: .pattern, at: at(end))])
         #expect(s.session.failures == 0)
     }
 
@@ -180,7 +180,7 @@ extension LockScreen {
                            builder: SceneBuilder(theme: Theme(), size: Size(width: 300, height: 300)))
         let (counted, _, verdict) = s.fail([0, 1, 2, 5], digest: [1], at: 1_000_000)
         #expect(stores(counted) == [LockoutRecord(failures: Int.max)])
-        #expect(events(verdict) == [.failed(.pattern, failures: Int.max, retryAfter: .milliseconds(500))])
+        #expect(events(verdict) == [.failed(method: .pattern, failures: Int.max, retryAfter: .milliseconds(500))])
         // In memory, without a store, too.
         var m = Session(failures: Int.max)
         _ = m.submit(.code, at: at(0))
@@ -194,7 +194,7 @@ extension LockScreen {
         _ = s.stored(error: nil, at: at(end))
         #expect(s.verified(.match(duress: true), at: at(end)) == [.store(LockoutRecord())])
         let v = s.stored(error: nil, at: at(end))
-        #expect(events(v) == [.duress(.pattern, at: at(end)), .unlocked(.pattern, at: at(end))])
+        #expect(events(v) == [.duress(method: .pattern, at: at(end)), .unlocked(method: .pattern, at: at(end))])
     }
 
     @Test func aRestartHonoursTheWaitAndARebootArmsItAgain() {

@@ -40,12 +40,12 @@ struct OutputStateTests {
         var s = OutputState(name: "Virtual-1")
         _ = s.submitted(1, at: t0)
         #expect(s.failed(.notMaster, "EACCES") == [.disarmFlipTimer, .changed])
-        #expect(s.phase.name == "inactive" && s.reason?.code == "master_lost")
+        #expect(s.phase.name == .inactive && s.reason?.code == .masterLost)
         // Waiting out another process's master is not a stuck screen.
         #expect(s.stuck(at: t0 + .milliseconds(60_000)) == nil)
         #expect(s.retry(.lockRequested) == [.reacquire])
         #expect(s.reacquired(error: "EBUSY") == [.changed])
-        #expect(s.reason?.code == "master_lost" && s.retryError == "EBUSY")
+        #expect(s.reason?.code == .masterLost && s.retryError == "EBUSY")
         #expect(s.retry(.terminalAcquired) == [.reacquire])
         #expect(s.reacquired(error: nil) == [.changed, .redraw])
         #expect(s.isActive && s.retryError == nil)
@@ -66,7 +66,7 @@ struct OutputStateTests {
         var s = OutputState(name: "Virtual-1")
         _ = s.submitted(7, at: t0)
         #expect(s.failed(.events, "EIO") == [.disarmFlipTimer, .stopEvents, .changed])
-        #expect(s.reason?.code == "events_failed")
+        #expect(s.reason?.code == .eventsFailed)
     }
 
     @Test func modesAreParsedAndPicked() {

@@ -25,7 +25,7 @@ private func timers(_ actions: [LockScreen.Action]) -> [Instant] {
         let (drawn, end) = s.draw([0, 1, 2, 5], id: 3, from: 4_100_000)
         #expect(verification(drawn)?.nodes == [0, 1, 2, 5])
         let unlocked = s.verified(true, at: at(end + 1))
-        #expect(unlocked.contains(.notify(.unlocked(.pattern, at: at(end + 1)))))
+        #expect(unlocked.contains(.notify(.unlocked(method: .pattern, at: at(end + 1)))))
         // The drop never counted: no attempt was made of it.
         #expect(s.session.failures == 0)
     }

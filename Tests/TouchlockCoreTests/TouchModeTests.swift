@@ -157,9 +157,9 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
 
     @Test func rotationsAndFlipsMoveTheCornersWhereTheDisplayPutsThem() {
         // The top-left corner of the panel, under each display rotation (clockwise).
-        #expect(map(0, 0, orientation: TouchOrientation(rotation: 90)) == (1000, 0))
-        #expect(map(0, 0, orientation: TouchOrientation(rotation: 180)) == (1000, 1000))
-        #expect(map(0, 0, orientation: TouchOrientation(rotation: 270)) == (0, 1000))
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: .degrees90)) == (1000, 0))
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: .degrees180)) == (1000, 1000))
+        #expect(map(0, 0, orientation: TouchOrientation(rotation: .degrees270)) == (0, 1000))
         #expect(map(100, 0, orientation: TouchOrientation(flipX: true)) == (900, 0))
         #expect(map(0, 100, orientation: TouchOrientation(flipY: true)) == (0, 900))
     }
@@ -175,7 +175,7 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
         let rx = AxisRange(minimum: 0, maximum: Int32(panel.width - 1))
         let ry = AxisRange(minimum: 0, maximum: Int32(panel.height - 1))
         let plain = TouchTransform(x: rx, y: ry, screen: logical, display: rotation)
-        let flipped = TouchTransform(x: rx, y: ry, screen: logical, orientation: TouchOrientation(rotation: 180), display: rotation)
+        let flipped = TouchTransform(x: rx, y: ry, screen: logical, orientation: TouchOrientation(rotation: .degrees180), display: rotation)
         for (lx, ly) in [(10, 20), (logical.width - 3, 5), (200, logical.height - 9), (logical.width / 2, logical.height / 2)] {
             let p = rotation.panelRect(PixelRect(x: lx, y: ly, width: 1, height: 1), panel: panel)
             let got = plain.map(DevicePoint(x: Int32(p.x), y: Int32(p.y)))
@@ -247,7 +247,7 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
         try c.apply(settings: "input_quirk = 0eef:0001 x=ABS_Z y=ABS_RX\ntouch_rotation = 90\ntouch_flip = x\n")
         try c.set(section: "input", key: "quirk", value: "\"ILITEK Multi-Touch\" swap_xy invert_y")
         #expect(c.inputQuirks.count == 2)
-        #expect(c.touchOrientation == TouchOrientation(rotation: 90, flipX: true))
+        #expect(c.touchOrientation == TouchOrientation(rotation: .degrees90, flipX: true))
         #expect(throws: Config.BadValue.self) { try c.apply(settings: "touch_rotation = 45\n") }
         // --check-config prints every quirk, and what it prints reads back the same.
         #expect(c.text.contains("quirk = 0eef:0001 x=ABS_Z y=ABS_RX\nquirk = \"ILITEK Multi-Touch\" swap_xy invert_y\n"))

@@ -208,7 +208,7 @@ struct DrmDisplaySeamTests {
             #expect(e?.errno == .permissionDenied)
             #expect(e.map { "\($0)".contains("not DRM master") } == true)
             #expect(!display.isBusy)
-            #expect(display.state.reason?.code == "master_lost" && changes == 1)
+            #expect(display.state.reason?.code == .masterLost && changes == 1)
             // Lost is a state: presents are refused without touching the card.
             let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(refused.map { "\($0)".contains("inactive: DRM master lost") } == true)
@@ -262,7 +262,7 @@ struct DrmDisplaySeamTests {
             let timer = loop.schedule(at: EventLoop.now() + .milliseconds(2000)) { _ in loop.stop() }
             try loop.run()
             loop.cancel(timer)
-            #expect(display.state.reason?.code == "events_failed")
+            #expect(display.state.reason?.code == .eventsFailed)
             #expect(display.state.stuck(at: EventLoop.now() + .milliseconds(5000)) == nil)
             card.failEvents = nil
             display.retry(.hotplug)
@@ -280,7 +280,7 @@ struct DrmDisplaySeamTests {
             let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.call == "drmModePageFlip" && e?.errno == .noDevice)
             #expect(!display.isBusy)
-            #expect(display.state.reason?.code == "flip_failed")
+            #expect(display.state.reason?.code == .flipFailed)
         }
         // The output is lost: its CRTC is not ours to restore.
         #expect(card.trace(from: "drmModePageFlip") == ["drmModePageFlip(2) = No such device"] + freed(2) + freed(1) + ["close"])

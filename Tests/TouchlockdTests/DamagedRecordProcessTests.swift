@@ -26,7 +26,7 @@ private func writeFile(_ path: String, _ text: String) throws {
 
         let st = try d.status()
         #expect(st.state == .lockout && st.failures == 9, "\(st)")
-        #expect(st.record == "damaged")
+        #expect(st.record == .damaged)
         #expect(st.reason?.contains("cut off") == true, "\(st.reason ?? "no reason")")
         // Gatekeeper's ninth failure: 90 minutes.
         #expect((5_395_000...5_400_000).contains(st.retryAfterMilliseconds ?? 0))
@@ -62,7 +62,7 @@ private func writeFile(_ path: String, _ text: String) throws {
         try writeFile(d.statePath, "")
         try d.start(replay: nil)
         let st = try d.status()
-        #expect(st.state == .lockout && st.failures == 10 && st.record == "damaged", "\(st)")
+        #expect(st.state == .lockout && st.failures == 10 && st.record == .damaged, "\(st)")
         #expect((14_575_000...14_580_000).contains(st.retryAfterMilliseconds ?? 0))
     }
 

@@ -48,7 +48,7 @@ private func forgedRecord() throws -> String {
         let (d, st, record) = try forged(owner: 65534, directoryMode: 0o700)
         // Locked out with no attempt accepted: the right pattern of the forged hash did
         // not unlock, and the hash is not used.
-        #expect(st.state == .lockout && st.record == "untrusted", "\(st)")
+        #expect(st.state == .lockout && st.record == .untrusted, "\(st)")
         #expect(st.enrolled == [], "the forged hash was used: \(st)")
         #expect(st.reason?.contains("owned by uid 65534") == true, "\(st.reason ?? "no reason")")
         #expect((st.retryAfterMilliseconds ?? 0) > 365 * 86_400_000, "\(st)")
@@ -64,7 +64,7 @@ private func forgedRecord() throws -> String {
     @Test(.enabled(if: getuid() == 0, "chown needs root"))
     func aStateDirectoryOthersMayWriteIsRefusedAndRootsOwnIsTrusted() throws {
         let (open, st, _) = try forged(owner: 0, directoryMode: 0o777)
-        #expect(st.state == .lockout && st.record == "untrusted", "\(st)")
+        #expect(st.state == .lockout && st.record == .untrusted, "\(st)")
         #expect(st.reason?.contains("writable by others (mode 777)") == true, "\(st.reason ?? "no reason")")
         _ = open
         // The same record in root's own 0700 directory is read: the pattern unlocks.
@@ -89,7 +89,7 @@ private func forgedRecord() throws -> String {
             try d.start(replay: nil)   // READY=1 within 20 s, or this throws
             let st = try d.status()
             let kind = what == "FIFO" ? "a FIFO, not a regular file" : "a character device, not a regular file"
-            #expect(st.state == .lockout && st.record == "damaged", "\(what): \(st)")
+            #expect(st.state == .lockout && st.record == .damaged, "\(what): \(st)")
             #expect(st.reason?.contains(kind) == true && st.reason?.contains(d.statePath) == true, "\(what): \(st.reason ?? "")")
         }
     }

@@ -177,7 +177,7 @@ private func hashOf(_ nodes: [Int]) throws -> String {
             if case .unlocked = e.event { unlocked = true }
         }
         #expect(failed == 1 && unlocked, "log:\n\(d.log)")
-        #expect(try d.status().pattern?.repeats == "allowed")
+        #expect(try d.status().pattern?.repeats == .allowed)
         // enroll checks against the daemon's policy.
         let e = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "3-4-5-4-1\n3-4-5-4-1\n", in: d.dir)
         #expect(e.status == 0, "\(e.errors)")

@@ -24,7 +24,7 @@ import TouchlockControl
         try d.start(replay: nil)  // returns on READY=1
         let s = try d.status()  // no retry: the socket is there
         #expect(s.state == .locked)
-        #expect(s.display == "shown")
+        #expect(s.display == .shown)
         let log = d.log
         #expect(log.contains("first frame shown"))
         #expect(log.contains("control: listening"))
