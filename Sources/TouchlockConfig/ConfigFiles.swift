@@ -34,15 +34,7 @@ public enum ConfigFiles {
     }
 
     static func confFiles(in dir: String) -> [String] {
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        var names: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name.hasSuffix(".conf") && !name.hasPrefix(".") { names.append(name) }
-        }
+        let names = ((try? DirectoryListing.names(dir)) ?? []).filter { $0.hasSuffix(".conf") && !$0.hasPrefix(".") }
         return names.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }).map { dir + "/" + $0 }
     }
 

@@ -90,14 +90,8 @@ public final class DrmCard {
 
     /// /dev/dri/card0, card1, ... in numeric order.
     static func cardNodes() -> [String] {
-        guard let dir = opendir("/dev/dri") else { return [] }
-        defer { closedir(dir) }
-        var numbers: [Int] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasPrefix("card"), let n = Int(name.dropFirst(4)) { numbers.append(n) }
+        let numbers = ((try? DirectoryListing.names("/dev/dri")) ?? []).compactMap { name in
+            name.hasPrefix("card") ? Int(name.dropFirst(4)) : nil
         }
         return numbers.sorted().map { "/dev/dri/card\($0)" }
     }

@@ -172,15 +172,7 @@ public final class EvdevDevice {
 
     /// The event nodes under /dev/input, sorted by number.
     public static func nodes(in dir: String = "/dev/input") -> [String] {
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        var names: [String] = []
-        while let e = readdir(d) {
-            let n = withUnsafePointer(to: e.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if n.hasPrefix("event") { names.append(n) }
-        }
+        let names = ((try? DirectoryListing.names(dir)) ?? []).filter { $0.hasPrefix("event") }
         return names.sorted { (Int($0.dropFirst(5)) ?? 0) < (Int($1.dropFirst(5)) ?? 0) }.map { "\(dir)/\($0)" }
     }
 }
