@@ -138,11 +138,7 @@ private let screen = Size(width: 640, height: 400)
 
     @Test func waitUnlockReturnsAtOnceWhenTheDeviceIsAlreadyUnlocked() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
-        var secret = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
-        var state = StoredState()
-        state.patternHash = try SecretHash.make(&secret)
-        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
-        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        try d.enrollPattern([0, 4, 8, 5])
         let replay = d.dir + "/unlock.evemu"
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5]], on: screen).utf8))
         try d.start(replay: replay)
@@ -169,11 +165,7 @@ private let screen = Size(width: 640, height: 400)
     /// the daemon that comes then ends the wait.
     @Test func waitUnlockWaitsThroughADaemonAwayOrNotAnswering() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
-        var secret = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
-        var state = StoredState()
-        state.patternHash = try SecretHash.make(&secret)
-        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
-        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        try d.enrollPattern([0, 4, 8, 5])
         let out = d.dir + "/wait.out", err = d.dir + "/wait.err"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -238,11 +230,7 @@ private let screen = Size(width: 640, height: 400)
 
     @Test func changingThePatternOnTheScreenAfterAnUnlock() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
-        var old = Pattern(rows: 3, columns: 3, nodes: [0, 4, 8, 5]).secretBytes
-        var state = StoredState()
-        state.patternHash = try SecretHash.make(&old)
-        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
-        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+        try d.enrollPattern([0, 4, 8, 5])
         // The old pattern unlocks; 3 s later the new one is drawn twice.
         let replay = d.dir + "/change.evemu"
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5], [1, 4, 7, 8], [1, 4, 7, 8]], on: screen,

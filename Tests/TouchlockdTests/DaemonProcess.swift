@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import TouchlockControl
 import TouchlockCore
+import TouchlockSecrets
 import TouchlockSystem
 
 /// A real touchlockd process: the binary built beside the tests, run with a headless
@@ -131,6 +132,15 @@ final class DaemonProcess {
     }
 
     func client() throws -> ControlClient { try ControlClient.connect(path: socketPath) }
+
+    /// A state file with the pattern `nodes` (3x3) enrolled, before the daemon starts.
+    func enrollPattern(_ nodes: [Int]) throws {
+        var secret = Pattern(rows: 3, columns: 3, nodes: nodes).secretBytes
+        var state = StoredState()
+        state.patternHash = try SecretHash.make(&secret)
+        try DurableFile.makeDirectory(DurableFile.directory(of: statePath))
+        try DurableFile.replace(statePath, with: Array(state.text.utf8))
+    }
 
     func status() throws -> Status {
         let c = try client()
