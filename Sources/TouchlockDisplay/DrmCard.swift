@@ -286,9 +286,13 @@ public final class DrmCard {
         for fb in leftovers {
             if shown.contains(fb) { kept.append(fb); continue }
             let handle = drm.framebufferHandle(fd, fb)
-            if drm.rmFB(fd, fb) != 0 { Log.info("drm: \(path): removing framebuffer \(fb) left from before: \(Errno.current)") }
-            if handle != 0 && drm.destroyDumbBuffer(fd, handle) != 0 {
-                Log.info("drm: \(path): freeing buffer \(handle) left from before: \(Errno.current)")
+            do throws(SystemError) {
+                try SystemCall.check("drmModeRmFB", "\(path): framebuffer \(fb)") { drm.rmFB(fd, fb) }
+                if handle != 0 {
+                    try SystemCall.check("drmModeDestroyDumbBuffer", "\(path): buffer \(handle)") { drm.destroyDumbBuffer(fd, handle) }
+                }
+            } catch {
+                Log.info("drm: what was left from before: \(error)")
             }
         }
         if kept.count < leftovers.count {
