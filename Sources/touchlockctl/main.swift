@@ -40,10 +40,15 @@ func connect(_ socket: String) -> ControlClient {
 
 /// Sends `kind`; returns the reply line, or reports an error reply and exits 1.
 func request(_ client: ControlClient, _ kind: RequestKind, echo: Bool) -> String {
-    let line: String
-    do { line = try client.request(kind, timeout: .milliseconds(5000)) } catch {
+    do { return try answer(client, kind, echo: echo) } catch {
         fail("\(kind.rawValue): \(error)")
     }
+}
+
+/// Sends `kind`; returns the reply line, reports an error reply and exits 1, or throws
+/// when the daemon does not answer (gone, or no reply within `replyTimeout`).
+func answer(_ client: ControlClient, _ kind: RequestKind, echo: Bool) throws(ControlClientError) -> String {
+    let line = try client.request(kind, timeout: replyTimeout)
     let header = try? client.decode(ReplyHeader.self, from: line)
     if echo { printLine(line) }
     guard let header, header.ok else {
@@ -182,23 +187,10 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
     // shows in it, one after it comes as an event; none is missed. It returns once the
     // screen is the kiosk's again (`handed_over`), not at the unlock itself: a kiosk
     // started then finds its VT shown.
-    func ask(_ kind: RequestKind) -> Result<String, ControlClientError> {
-        do {
-            let line = try client.request(kind, timeout: replyTimeout)
-            guard let header = try? client.decode(ReplyHeader.self, from: line), header.ok else {
-                let header = try? client.decode(ReplyHeader.self, from: line)
-                fail("\(kind.rawValue): \(header?.error?.description ?? "unreadable reply: \(line)")")
-            }
-            return .success(line)
-        } catch {
-            return .failure(error)
-        }
-    }
     var statusLine = ""
     for kind in [RequestKind.subscribe, .status] {
-        switch ask(kind) {
-        case .success(let line): statusLine = line
-        case .failure(let e): return .lost("\(kind.rawValue): \(e)")
+        do { statusLine = try answer(client, kind, echo: false) } catch {
+            return .lost("\(kind.rawValue): \(error)")
         }
     }
     var unlockedLine: String?
