@@ -74,6 +74,10 @@ let package = Package(
         .target(name: "CArguments", path: "Modules/CArguments"),
         // logind over sd-bus, libsystemd loaded with dlopen when first used (see its header).
         .target(name: "CLogind", path: "Modules/CLogind"),
+        // Shaping and bidirectional order, HarfBuzz and FriBidi opened with dlopen when a text
+        // first needs them (see its header); their headers are all the build needs.
+        .target(name: "CShape", path: "Modules/CShape",
+                cSettings: [.unsafeFlags(["-I/usr/include/harfbuzz", "-I/usr/include/freetype2", "-I/usr/include/fribidi"])]),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
@@ -88,7 +92,7 @@ let package = Package(
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CEvdev"])]),
         // The frame in system memory that Render draws into and Display copies from.
         .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"], swiftSettings: swiftFlags),
-        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CCairo"],
+        .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CCairo", "CShape"],
                 swiftSettings: swiftFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CCairo"])]),
         .target(name: "TouchlockDisplay",

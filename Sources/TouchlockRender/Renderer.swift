@@ -187,26 +187,38 @@ public final class Renderer {
         let (face, fromFile) = face(theme, for: text, bold: bold)
         cairo_set_font_face(cr, face)
         cairo_set_font_size(cr, size)
-        var ext = cairo_text_extents_t()
-        cairo_text_extents(cr, text, &ext)
+        var line = shaper.line(text, in: cairo_get_scaled_font(cr))
+        var ext = extents(line)
         var fontSize = size
         if ext.x_advance > maxWidth, ext.x_advance > 0 {
             fontSize = size * maxWidth / ext.x_advance
             cairo_set_font_size(cr, fontSize)
-            cairo_text_extents(cr, text, &ext)
+            line = shaper.line(text, in: cairo_get_scaled_font(cr))
+            ext = extents(line)
         }
         // Centred on the ink horizontally, on the font's digits/capitals vertically.
         var fext = cairo_font_extents_t()
         cairo_font_extents(cr, &fext)
         let x = centre.x - ext.width / 2 - ext.x_bearing
         let y = centre.y + (fext.ascent - fext.descent) / 2
-        guard let image = mask(of: text, face: face, size: fontSize, at: x, y, ink: ext) else { return }
+        guard let image = mask(of: line, face: face, size: fontSize, at: x, y, ink: ext) else { return }
         let surface = TextImages.surface(over: image)
         paint(color, through: surface, at: image.x, image.y)
         cairo_surface_destroy(surface)
         // Kept when it can be (the masks then own the coverage), else let go of.
         if fromFile, let key, textImages.add(key, image) { return }
         image.coverage.deallocate()
+    }
+
+    /// Sets text into glyphs, shaped where its script needs it.
+    private let shaper = TextShaper()
+
+    /// The ink and advance of `line` in the context's font (x_advance: the line's own).
+    private func extents(_ line: ShapedLine) -> cairo_text_extents_t {
+        var ext = cairo_text_extents_t()
+        line.glyphs.withUnsafeBufferPointer { cairo_glyph_extents(cr, $0.baseAddress, Int32($0.count), &ext) }
+        ext.x_advance = line.advance
+        return ext
     }
 
     private func paint(_ color: Color, through mask: OpaquePointer, at x: Int32, _ y: Int32) {
@@ -239,7 +251,7 @@ public final class Renderer {
     /// The coverage of `text` drawn with its pen at (`x`, `y`), as an A8 image placed on
     /// whole pixels: drawn at the same fraction of a pixel, each glyph is rounded to the
     /// same pixel as it would be on the screen. Nil for text without ink.
-    private func mask(of text: String, face: OpaquePointer, size: Double, at x: Double, _ y: Double,
+    private func mask(of line: ShapedLine, face: OpaquePointer, size: Double, at x: Double, _ y: Double,
                       ink: cairo_text_extents_t) -> TextImages.Image? {
         // Glyphs are placed on whole pixels (half a pixel from the pen at most) and
         // antialiased beyond their ink by a pixel: two pixels of margin hold them.
@@ -258,8 +270,8 @@ public final class Renderer {
         cairo_font_options_destroy(options)
         cairo_set_font_face(c, face)
         cairo_set_font_size(c, size)
-        cairo_move_to(c, x - left, y - top)
-        cairo_show_text(c, text)
+        let glyphs = line.placed(at: x - left, y - top)
+        cairo_show_glyphs(c, glyphs, Int32(glyphs.count))
         cairo_destroy(c)
         cairo_surface_flush(target)
         cairo_surface_destroy(target)
@@ -270,8 +282,7 @@ public final class Renderer {
     func textWidth(_ text: String, theme: Theme, size: Double) -> Double {
         cairo_set_font_face(cr, face(theme, for: text).face)
         cairo_set_font_size(cr, size)
-        var ext = cairo_text_extents_t()
-        cairo_text_extents(cr, text, &ext)
+        let ext = extents(shaper.line(text, in: cairo_get_scaled_font(cr)))
         return max(ext.x_advance, ext.width)
     }
 
