@@ -232,7 +232,8 @@ extension LockScreen {
         let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
                                   columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
                                   theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern],
-                                  info: st.infoParts(message: message ?? (st.message != nil)))
+                                  info: st.infoParts(message: message ?? (st.message != nil)),
+                                  direction: TextDirection(of: st.methods == .code ? st.messages.codePrompt : st.messages.patternPrompt))
         func patternLock() -> PatternLock {
             PatternLock(grid: layout.grid, minimumLength: config.minimumLength, repeats: config.patternRepeat)
         }

@@ -36,8 +36,9 @@ public struct Density: Hashable, Sendable {
 ///
 /// Arrangement: portrait, one centred column (prompt, the boxes, the grid or keypad, the
 /// switch), at most `columnMax` wide; landscape, two balanced columns of equal width
-/// side by side, centred (left: prompt, boxes, switch; right: the grid or keypad). With
-/// both methods the switch is at the same place on both screens.
+/// side by side, centred (left: prompt, boxes, switch; right: the grid or keypad; the
+/// other way round when the prompt is written right to left). With both methods the
+/// switch is at the same place on both screens.
 ///
 /// What shrinks first when the screen is small:
 /// 1. the margins and gaps, down to 4 dp;
@@ -65,6 +66,8 @@ public struct ScreenLayout: Hashable, Sendable {
     public var minimumTarget: Double
     /// The clock, the message and the logo, when the screen shows any (above the prompt).
     public var info: InfoLayout?
+    /// The prompt's direction: right to left, the two columns trade places.
+    public var direction: TextDirection
     /// The parts of the information left out for want of room ("logo", "date", "clock",
     /// "message"; "everything").
     public var infoLeftOut: [String] = []
@@ -89,8 +92,10 @@ public struct ScreenLayout: Hashable, Sendable {
     /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp.
     public init(size: Size, density: Density, methods: ScreenSettings.Methods = .pattern, rows: Int = 3,
                 columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
-                toggleLabels: [String] = [], info parts: InfoParts = InfoParts()) {
+                toggleLabels: [String] = [], info parts: InfoParts = InfoParts(),
+                direction: TextDirection = .leftToRight) {
         self.size = size
+        self.direction = direction
         self.density = density
         let dp = density.px
         let w = Double(size.width), h = Double(size.height)
@@ -260,7 +265,12 @@ public struct ScreenLayout: Hashable, Sendable {
             // the grid or the keypad; both centred on the screen's middle.
             let rightW = max(colW, mainW), leftW = mainW > colW ? contentW - gap - rightW : colW
             let total = leftW + gap + rightW
-            let left = (w - total) / 2, right = left + leftW + gap
+            // `left` is the prompt's column, `right` the grid's or keypad's; written right to
+            // left, the prompt's column is on the right. Inside a column nothing is mirrored:
+            // the keypad keeps a phone's order and the boxes fill as digits are written.
+            let start = (w - total) / 2
+            let left = direction == .leftToRight ? start : start + rightW + gap
+            let right = direction == .leftToRight ? start + leftW + gap : start
             let colW = leftW
             let bandH = hasCode ? boxBand(pitch) : 0
             var leftNeed = promptPref + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)

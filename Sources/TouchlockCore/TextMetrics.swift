@@ -98,3 +98,27 @@ extension TextMetrics {
         return (lines, low)
     }
 }
+
+/// The direction a paragraph is written in.
+public enum TextDirection: String, Hashable, Sendable {
+    case leftToRight = "ltr"
+    case rightToLeft = "rtl"
+
+    /// That of the paragraph's first strong character (Unicode's rule P2): a letter of
+    /// Hebrew, Arabic and the other right-to-left scripts, or a right-to-left mark, makes
+    /// it right to left; any other letter left to right. Digits, punctuation and spaces
+    /// are not strong. Text with no strong character is left to right.
+    public init(of text: String) {
+        for c in text.unicodeScalars {
+            switch c.value {
+            case 0x200f, 0x202b, 0x202e, 0x2067: self = .rightToLeft; return  // RLM, RLE, RLO, RLI
+            case 0x200e, 0x202a, 0x202d, 0x2066: self = .leftToRight; return  // LRM, LRE, LRO, LRI
+            case 0x0590...0x08ff, 0xfb1d...0xfdff, 0xfe70...0xfefe, 0x10800...0x10fff, 0x1e800...0x1efff:
+                if c.properties.isAlphabetic { self = .rightToLeft; return }
+            default:
+                if c.properties.isAlphabetic || c.properties.isIdeographic { self = .leftToRight; return }
+            }
+        }
+        self = .leftToRight
+    }
+}

@@ -277,7 +277,30 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         ("code-lockout-240x320", .code, "lockout", Size(width: 240, height: 320), 143, "unlock_method = both\n"),
         ("pattern-idle-320x240", .pattern, "idle", Size(width: 320, height: 240), 114, "unlock_method = both\n"),
         ("code-digits-3840x2160", .code, "digits:3", Size(width: 3840, height: 2160), 160, "unlock_method = both\n"),
+        // Right to left: shaped Arabic and Hebrew, the columns traded (ShapingTests checks
+        // the glyphs against hb-shape's).
+        ("pattern-ar-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), 160, ScreensRenderTests.arabic),
+        ("code-he-800x480", .code, "digits:2", Size(width: 800, height: 480), 187, ScreensRenderTests.hebrew),
+        ("code-ar-480x800", .code, "error", Size(width: 480, height: 800), 187, ScreensRenderTests.arabic),
     ]
+
+    static let arabic = """
+        unlock_method = both
+        message_pattern_prompt = ارسم النقش لفتح القفل
+        message_code_prompt = أدخل الرمز المكون من 4 أرقام
+        message_wrong_code = رمز خاطئ، حاول مرة أخرى
+        label_use_pattern = استخدم النقش
+        label_use_code = استخدم الرمز
+
+        """
+    static let hebrew = """
+        unlock_method = both
+        message_pattern_prompt = צייר את הדפוס כדי לבטל את הנעילה
+        message_code_prompt = הזן את הקוד בן 4 הספרות
+        label_use_pattern = השתמש בדפוס
+        label_use_code = השתמש בקוד
+
+        """
 
     /// Previews on panels of the layout table (landscape, portrait, small, 4K) against
     /// images in Golden/. TOUCHLOCK_UPDATE_GOLDEN=1 writes them anew, each with a warning
