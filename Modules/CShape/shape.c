@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fribidi.h>
@@ -55,7 +56,10 @@ static int open_library(const char *name, void **out, const char **why) {
     return 0;
 }
 
-int tl_shape_load(const char **why) {
+// Loading and the face cache below are shared by every caller: one shapes at a time.
+static pthread_mutex_t shaping = PTHREAD_MUTEX_INITIALIZER;
+
+static int load(const char **why) {
     if (lib.harfbuzz != NULL) return 0;
     void *fribidi, *harfbuzz;
     int r = open_library("libfribidi.so.0", &fribidi, why);
@@ -117,9 +121,25 @@ static int is_neutral_script(hb_script_t s) {
     return s == HB_SCRIPT_COMMON || s == HB_SCRIPT_INHERITED || s == HB_SCRIPT_UNKNOWN;
 }
 
+int tl_shape_load(const char **why) {
+    pthread_mutex_lock(&shaping);
+    int r = load(why);
+    pthread_mutex_unlock(&shaping);
+    return r;
+}
+
+static int shape(void *ft_face, double size, const uint32_t *text, int length, tl_shaped *out, const char **why);
+
 int tl_shape(void *ft_face, double size, const uint32_t *text, int length, tl_shaped *out, const char **why) {
+    pthread_mutex_lock(&shaping);
+    int r = shape(ft_face, size, text, length, out, why);
+    pthread_mutex_unlock(&shaping);
+    return r;
+}
+
+static int shape(void *ft_face, double size, const uint32_t *text, int length, tl_shaped *out, const char **why) {
     memset(out, 0, sizeof *out);
-    int r = tl_shape_load(why);
+    int r = load(why);
     if (r < 0) return r;
     if (length <= 0) return 0;
     r = -ENOMEM;
@@ -169,7 +189,7 @@ int tl_shape(void *ft_face, double size, const uint32_t *text, int length, tl_sh
     // Runs in logical order, then in visual order (rule L2: from the highest level down
     // to the lowest odd one, every sequence of runs at that level or above is reversed).
     int count = 0;
-    FriBidiLevel highest = 0, lowestOdd = 255;
+    int highest = 0, lowestOdd = 127;
     for (int i = 0; i < length; i++) {
         if (count > 0 && runs[count - 1].level == levels[i] && runs[count - 1].script == scripts[i]) {
             runs[count - 1].length++;

@@ -83,8 +83,9 @@ extension SceneBuilder {
         let checking = pad.state == .submitted && !SceneBuilder.inputBlocked(session)
         let cursorOpacity = open || checking ? pad.cursorOpacity(at: now) : nil
         let first = layout.boxes.first ?? PixelRect(x: 0, y: 0, width: 1, height: 1)
-        let digitSize = min(theme.codeFontSize, Double(first.height) / TextMetrics.lineHeight(1),
-                            Double(first.width) / TextMetrics.estimatedWidth("8", size: 1))
+        let digitSize = measure.largestSize("8", fitting: Double(first.width),
+                                            upTo: min(theme.codeFontSize, Double(first.height) / TextMetrics.lineHeight(1)),
+                                            bold: theme.digitBold)
         var boxes: [Scene.Box] = []
         for (i, r) in layout.boxes.enumerated() {
             let filled = i < pad.entered

@@ -227,13 +227,14 @@ extension LockScreen {
     /// `message`: whether a message is shown (by default, whether the config has one).
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
                             at now: Instant = Instant(microseconds: 0), session: Session? = nil,
-                            message: Bool? = nil) -> LockScreen {
+                            message: Bool? = nil, measure: any TextMeasure = EstimatedTextMeasure()) -> LockScreen {
         let st = config.screens
         let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
                                   columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
                                   theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern],
                                   info: st.infoParts(message: message ?? (st.message != nil)),
-                                  direction: TextDirection(of: st.methods == .code ? st.messages.codePrompt : st.messages.patternPrompt))
+                                  direction: TextDirection(of: st.methods == .code ? st.messages.codePrompt : st.messages.patternPrompt),
+                                  measure: measure)
         func patternLock() -> PatternLock {
             PatternLock(grid: layout.grid, minimumLength: config.minimumLength, repeats: config.patternRepeat)
         }
@@ -250,6 +251,7 @@ extension LockScreen {
         var builder = SceneBuilder(theme: layout.pixels(config.theme), size: size, stealth: st.stealth, messages: st.messages)
         builder.layout = layout
         builder.logo = st.logo
+        builder.measure = measure
         var lock = LockScreen(pads: pads,
                               session: session ?? Session(errorHold: config.errorHold, schedule: config.lockoutSchedule),
                               builder: builder, toggle: layout.toggle)

@@ -20,7 +20,8 @@ public enum Preview {
 
     /// The lock screen of `config` on `size`, in `state`.
     public static func lockScreen(config: Config, screen: Screen, state: String, size: Size,
-                                  density: Density, info: InfoText? = nil) throws(Failure) -> LockScreen {
+                                  density: Density, info: InfoText? = nil,
+                                  measure: any TextMeasure = EstimatedTextMeasure()) throws(Failure) -> LockScreen {
         var config = config
         let parts = state.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let name = parts.first ?? ""
@@ -34,7 +35,7 @@ public enum Preview {
             config.screens.codeSecure = true
             if name == "reveal" && config.screens.codeReveal.microseconds == 0 { config.screens.codeReveal = .milliseconds(1300) }
         }
-        var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed)
+        var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed, measure: measure)
         if name == "lockout" {
             s = LockScreen(pads: s.pads, session: Session(errorHold: config.errorHold, schedule: LockoutSchedule(seconds: [30])),
                            builder: s.builder, toggle: s.toggleRect)

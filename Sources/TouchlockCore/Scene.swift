@@ -46,10 +46,11 @@ public struct Scene: Hashable, Sendable {
         self.tailAlpha = tailAlpha
     }
 
-    /// The prompt as set in its box: one or two lines, and their size.
-    public var promptText: (lines: [String], size: Double) {
+    /// The prompt as set in its box, its text measured by `measure`: one or two lines,
+    /// and their size.
+    public func promptText(_ measure: any TextMeasure) -> (lines: [String], size: Double) {
         TextMetrics.fit(prompt, width: Double(promptBox.width), height: Double(promptBox.height),
-                        size: promptSize, minimum: promptMinimum)
+                        size: promptSize, minimum: promptMinimum, measure: measure)
     }
 
     /// The tail's opacity for a finger `distance` pixels from the last chosen node on a
@@ -117,6 +118,8 @@ public struct SceneBuilder: Sendable {
     public var layout: ScreenLayout?
     /// The logo's PNG file (`[screen] logo`), drawn in the layout's logo box.
     public var logo: String?
+    /// How wide text is drawn (the digits' size in their boxes).
+    public var measure: any TextMeasure = EstimatedTextMeasure()
 
     public init(theme: Theme, size: Size, stealth: Bool = false, messages: Messages = Messages()) {
         self.theme = theme; self.size = size; self.stealth = stealth; self.messages = messages

@@ -110,19 +110,39 @@ public struct InfoLayout: Hashable, Sendable {
     /// The parts' sizes in px at scale `s` in a column `width` px wide; `unit` px per
     /// zoomed dp, `dp` px per dp, `gap` px between parts, `messageText` the message's
     /// size in dp.
+    /// The sizes at which the widest time and the widest date fit a width, as measured.
+    struct Widths {
+        var measure: (any TextMeasure)?
+        /// Per px of size, at the largest size: where to start looking.
+        var time = 0.0, date = 0.0
+        init() {}
+        init(_ measure: any TextMeasure, size: Double) {
+            self.measure = measure
+            let size = max(size, 1)
+            time = measure.width(widestTime(true), size: size) / size
+            date = measure.width(widestDate, size: size) / size
+        }
+
+        /// The largest size up to `size` at which `text` (`perPx` wide per px) fits `width`.
+        func size(_ text: String, perPx: Double, fitting width: Double, upTo size: Double) -> Double {
+            let guess = min(size, width / max(perPx, 1e-9))
+            return measure?.largestSize(text, fitting: width, upTo: guess) ?? guess
+        }
+    }
+
     static func sizes(_ parts: InfoParts, s: Double, width: Double, unit: Double, dp: Double, gap: Double,
-                      messageText: Double) -> Sizes {
+                      messageText: Double, widths: Widths) -> Sizes {
         let floor = ScreenLayout.minimumText * dp
         var z = Sizes()
         var heights: [Double] = []
         if parts.logo { z.logo = (logoHeight * s * unit).rounded(); heights.append(z.logo) }
         if parts.clock != .off {
             // Never wider than the column (the 12-hour time is the wider).
-            z.time = max(floor, min(timeText * s * unit, width / TextMetrics.estimatedWidth(widestTime(true), size: 1)))
+            z.time = max(floor, widths.size(widestTime(true), perPx: widths.time, fitting: width, upTo: timeText * s * unit))
             heights.append(lines(1, z.time))
         }
         if parts.clock == .dateTime {
-            z.date = max(floor, min(dateText * s * unit, width / TextMetrics.estimatedWidth(widestDate, size: 1)))
+            z.date = max(floor, widths.size(widestDate, perPx: widths.date, fitting: width, upTo: dateText * s * unit))
             heights.append(lines(1, z.date))
         }
         if parts.message {
@@ -137,11 +157,11 @@ public struct InfoLayout: Hashable, Sendable {
     /// out the logo, then the date, then the time when even the smallest does not fit; nil
     /// when nothing fits (or nothing is asked for).
     static func fit(_ parts: InfoParts, room: Double, width: Double, unit: Double, dp: Double, gap: Double,
-                    messageText: Double) -> (parts: InfoParts, scale: Double, sizes: Sizes, leftOut: [String])? {
+                    messageText: Double, widths: Widths) -> (parts: InfoParts, scale: Double, sizes: Sizes, leftOut: [String])? {
         var p = parts
         var leftOut: [String] = []
         while !p.isEmpty {
-            let z = { (s: Double) in sizes(p, s: s, width: width, unit: unit, dp: dp, gap: gap, messageText: messageText) }
+            let z = { (s: Double) in sizes(p, s: s, width: width, unit: unit, dp: dp, gap: gap, messageText: messageText, widths: widths) }
             if let s = ScreenLayout.largest(minimumScale, 1, { z($0).height <= room }) {
                 return (p, s, z(s), leftOut)
             }

@@ -89,11 +89,12 @@ public struct ScreenLayout: Hashable, Sendable {
     /// A key is this fraction of its pitch; the rest is the gap between keys.
     public static let keyFraction = 10.0 / 11.0
 
-    /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp.
+    /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp; `measure` says
+    /// how wide the switch's labels and the clock are drawn.
     public init(size: Size, density: Density, methods: ScreenSettings.Methods = .pattern, rows: Int = 3,
                 columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
                 toggleLabels: [String] = [], info parts: InfoParts = InfoParts(),
-                direction: TextDirection = .leftToRight) {
+                direction: TextDirection = .leftToRight, measure: any TextMeasure = EstimatedTextMeasure()) {
         self.size = size
         self.direction = direction
         self.density = density
@@ -128,7 +129,9 @@ public struct ScreenLayout: Hashable, Sendable {
         let colW = columns2 ? min((contentW - gap) / 2, colMax) : min(contentW, colMax)
         let leftMin = min(colW, 150 * dp)
         let rightMaxW = columns2 ? max(colW, min(colMax, contentW - gap - leftMin)) : colW
-        let longest = toggleLabels.map { TextMetrics.estimatedWidth($0, size: 1) }.max() ?? 6
+        // The labels' width per px of size, measured at the size they would have.
+        let labelSize = max(tFont, 1)
+        let longest = toggleLabels.map { measure.width($0, size: labelSize) / labelSize }.max() ?? 6
         if both { toggleH = max(target, 48 * unit) }
         tFont = min(tFont, toggleH * 0.45)
         /// The switch's width and label size in a column `avail` wide.
@@ -174,14 +177,17 @@ public struct ScreenLayout: Hashable, Sendable {
         let infoGap = (gap / 2).rounded()
         let messageText = theme.fontSize * 0.8
         let infoUnit = unit
+        let infoWidths = parts.clock == .off ? InfoLayout.Widths() : InfoLayout.Widths(measure, size: InfoLayout.timeText * infoUnit)
         func infoFit(_ room: Double, width: Double) -> (parts: InfoParts, scale: Double, sizes: InfoLayout.Sizes, leftOut: [String])? {
-            InfoLayout.fit(parts, room: room, width: width, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText)
+            InfoLayout.fit(parts, room: room, width: width, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText,
+                           widths: infoWidths)
         }
         var infoFitted: (parts: InfoParts, scale: Double, sizes: InfoLayout.Sizes, leftOut: [String])? = nil
         var infoLeftOut: [String] = []
         var mainRoom = contentH - around
         if !parts.isEmpty && !columns2 {
-            let full = InfoLayout.sizes(parts, s: 1, width: colW, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText)
+            let full = InfoLayout.sizes(parts, s: 1, width: colW, unit: infoUnit, dp: dp, gap: infoGap, messageText: messageText,
+                                        widths: infoWidths)
             func fitsAtTargets(_ room: Double, prompt: Double) -> Bool {
                 (!hasPattern || (pattern.width(pattern.lo) <= rightMaxW && pattern.height(pattern.lo) <= room - prompt))
                     && (!hasCode || (codeMain.width(codeMain.lo) <= rightMaxW && codeMain.height(codeMain.lo) <= room - prompt))

@@ -1,5 +1,35 @@
-/// Core draws no text, yet the layout must know whether a text fits its box. This is a
-/// conservative estimate of a text's advance from its font size and characters, with no
+/// How wide text is drawn. Core draws no text, yet the layout must know whether a text
+/// fits its box: it asks a measure, which the renderer's layer gives (the text shaped
+/// and measured in the font it is drawn in: what is measured is what is drawn).
+public protocol TextMeasure: Sendable {
+    /// How wide `text` is drawn `size` px high (`bold`: in the bold face).
+    func width(_ text: String, size: Double, bold: Bool) -> Double
+}
+
+extension TextMeasure {
+    public func width(_ text: String, size: Double) -> Double { width(text, size: size, bold: false) }
+
+    /// The largest size up to `size` at which `text` is at most `width` wide (text is
+    /// nearly proportional to its size; a few steps settle the rounding of advances).
+    public func largestSize(_ text: String, fitting width: Double, upTo size: Double, bold: Bool = false) -> Double {
+        var s = size
+        for _ in 0..<6 {
+            let w = self.width(text, size: s, bold: bold)
+            if w <= width || w <= 0 { return s }
+            s *= width / w * 0.999
+        }
+        return s
+    }
+}
+
+/// The measure with no font at hand: TextMetrics's estimate, never narrower than the
+/// default faces draw (for Core's own tests and tools; the daemon measures drawn text).
+public struct EstimatedTextMeasure: TextMeasure {
+    public init() {}
+    public func width(_ text: String, size: Double, bold: Bool) -> Double { TextMetrics.estimatedWidth(text, size: size) }
+}
+
+/// A conservative estimate of a text's advance from its font size and characters, with no
 /// font at hand: per character a fraction of the size, chosen above what DejaVu Sans (the
 /// default face) and WenQuanYi Micro Hei (the face for CJK) advance for that class of
 /// character (the render tests measure every message with cairo against it).
@@ -34,10 +64,11 @@ extension TextMetrics {
     /// when nothing else fits. The prompt wraps before it shrinks, and shrinks before
     /// anything else on the screen does.
     public static func fit(_ text: String, width: Double, height: Double, size: Double,
-                           minimum: Double) -> (lines: [String], size: Double) {
+                           minimum: Double, measure: any TextMeasure) -> (lines: [String], size: Double) {
         guard !text.isEmpty, width > 0, height > 0 else { return ([text], size) }
-        let one = estimatedWidth(text, size: 1) * 1.0001
-        let s1 = min(size, width / max(one, 1e-9), height / lineHeight(1))
+        /// The width of `t` per px of size, measured at `size`.
+        func perPx(_ t: String) -> Double { measure.width(t, size: size) / size }
+        let s1 = min(measure.largestSize(text, fitting: width, upTo: size), height / lineHeight(1))
         if s1 >= size { return ([text], size) }
         // The split whose longer line is the shortest.
         let chars = Array(text)
@@ -50,11 +81,17 @@ extension TextMetrics {
             let a = String(chars[..<c]), b = String(chars[(spaced ? c + 1 : c)...])
             if a.isEmpty || b.isEmpty { continue }
             // The most even split: the largest size, and the shortest longer line.
-            let longer = max(estimatedWidth(a, size: 1), estimatedWidth(b, size: 1)) * 1.0001
+            let longer = max(perPx(a), perPx(b)) * 1.0001
             if longer < bestLonger {
                 bestLonger = longer
                 best = ([a, b], min(size, width / longer, height / (2 * lineHeight(1))))
             }
+        }
+        if var b = best {
+            // Measured again at the size chosen, the longer line fits.
+            let longer = b.lines.max { measure.width($0, size: b.size) < measure.width($1, size: b.size) }!
+            b.size = measure.largestSize(longer, fitting: width, upTo: b.size)
+            best = b
         }
         if let best, best.size > s1 * 1.05 || (s1 < minimum && best.size > s1) { return best }
         return ([text], s1)
@@ -67,18 +104,18 @@ extension TextMetrics {
     /// at the largest size from `size` down to `minimum` at which all of it fits; at
     /// `minimum`, what does not fit is cut and the last line ends in an ellipsis.
     public static func wrap(_ text: String, width: Double, height: Double, size: Double,
-                            minimum: Double) -> (lines: [String], size: Double) {
+                            minimum: Double, measure: any TextMeasure) -> (lines: [String], size: Double) {
         guard !text.isEmpty, width > 0, height > 0, size > 0 else { return ([], size) }
         func set(_ s: Double) -> [String] {
             var lines: [String] = [], line = ""
             for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
                 let candidate = line.isEmpty ? word : line + " " + word
-                if estimatedWidth(candidate, size: s) <= width { line = candidate; continue }
+                if measure.width(candidate, size: s) <= width { line = candidate; continue }
                 if !line.isEmpty { lines.append(line) }
                 line = ""
                 // A word longer than a line is cut between characters.
                 for ch in word {
-                    if estimatedWidth(line + String(ch), size: s) > width, !line.isEmpty { lines.append(line); line = "" }
+                    if measure.width(line + String(ch), size: s) > width, !line.isEmpty { lines.append(line); line = "" }
                     line.append(ch)
                 }
             }
@@ -92,7 +129,7 @@ extension TextMetrics {
         }
         var lines = Array(set(low).prefix(room(low)))
         if var last = lines.popLast() {
-            while !last.isEmpty, estimatedWidth(last + "…", size: low) > width { last.removeLast() }
+            while !last.isEmpty, measure.width(last + "…", size: low) > width { last.removeLast() }
             lines.append(last + "…")
         }
         return (lines, low)

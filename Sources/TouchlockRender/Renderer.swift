@@ -11,26 +11,19 @@ public final class Renderer {
     private let surface: OpaquePointer
     private let cr: OpaquePointer
 
-    public init(shadow: ShadowBuffer) {
+    public init(shadow: ShadowBuffer, text: TextSetter = .shared) {
         self.shadow = shadow
+        self.text = text
         surface = cairo_image_surface_create_for_data(
             shadow.pixels.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24,
             Int32(shadow.size.width), Int32(shadow.size.height), Int32(shadow.stride))
         cr = cairo_create(surface)
         precondition(cairo_status(cr) == CAIRO_STATUS_SUCCESS, "cairo_create failed")
-        // Glyph outlines unhinted, as they are drawn on phones and high-density panels:
-        // FreeType's auto-hinter (which slight hinting uses) first walks every character
-        // of the font to sort its scripts, about 0.8 M instructions of a start of 6.5 M,
-        // before the first glyph. Over the faces' own settings, whichever way they were
-        // found (cairo lets a context's "none" win).
-        let options = cairo_font_options_create()
-        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
-        cairo_set_font_options(cr, options)
-        cairo_font_options_destroy(options)
+        TextSetter.setFontOptions(cr)
     }
 
-    /// Font faces by family and by the non-ASCII characters they must cover.
-    private var faces: [String: OpaquePointer] = [:]
+    /// The faces text is set in, and its measure: the same for the layout and for drawing.
+    public let text: TextSetter
     /// The background as drawn: the image scaled once to the screen over the background
     /// colour, with its scrim (nil surface: no usable image); made again only if one of
     /// them changes.
@@ -44,11 +37,6 @@ public final class Renderer {
 
     deinit {
         for sprite in nodeSprites.values { cairo_surface_destroy(sprite) }
-        for f in faces.values { cairo_font_face_destroy(f) }
-        for case let (face, probe)? in fileFaces.values {
-            cairo_scaled_font_destroy(probe)
-            cairo_font_face_destroy(face)
-        }
         if let s = backgroundImage?.surface { cairo_surface_destroy(s) }
         if let s = logoImage?.surface { cairo_surface_destroy(s) }
         cairo_destroy(cr)
@@ -104,7 +92,7 @@ public final class Renderer {
         }
         if let b = l.message, r.intersects(b), let t = info.text.message {
             let (lines, size) = TextMetrics.wrap(t, width: Double(b.width), height: Double(b.height), size: l.messageSize,
-                                                 minimum: l.minimumText)
+                                                 minimum: l.minimumText, measure: DrawnTextMeasure(theme: theme, setter: text))
             let step = TextMetrics.lineHeight(size)
             let c = centre(b)
             for (i, line) in lines.enumerated() {
@@ -160,7 +148,7 @@ public final class Renderer {
     /// The prompt on the one or two lines the scene sets it in, centred in its box.
     private func drawPrompt(_ scene: Scene) {
         let box = scene.promptBox
-        let (lines, size) = scene.promptText
+        let (lines, size) = scene.promptText(DrawnTextMeasure(theme: scene.theme, setter: text))
         let step = TextMetrics.lineHeight(size)
         let cy = Double(box.y) + Double(box.height) / 2
         for (i, line) in lines.enumerated() {
@@ -184,16 +172,16 @@ public final class Renderer {
             paint(color, through: mask, at: mx, my)
             return
         }
-        let (face, fromFile) = face(theme, for: text, bold: bold)
+        let (face, fromFile) = self.text.face(theme, for: text, bold: bold)
         cairo_set_font_face(cr, face)
         cairo_set_font_size(cr, size)
-        var line = shaper.line(text, in: cairo_get_scaled_font(cr))
+        var line = self.text.line(text, in: cairo_get_scaled_font(cr))
         var ext = extents(line)
         var fontSize = size
         if ext.x_advance > maxWidth, ext.x_advance > 0 {
             fontSize = size * maxWidth / ext.x_advance
             cairo_set_font_size(cr, fontSize)
-            line = shaper.line(text, in: cairo_get_scaled_font(cr))
+            line = self.text.line(text, in: cairo_get_scaled_font(cr))
             ext = extents(line)
         }
         // Centred on the ink horizontally, on the font's digits/capitals vertically.
@@ -209,9 +197,6 @@ public final class Renderer {
         if fromFile, let key, textImages.add(key, image) { return }
         image.coverage.deallocate()
     }
-
-    /// Sets text into glyphs, shaped where its script needs it.
-    private let shaper = TextShaper()
 
     /// The ink and advance of `line` in the context's font (x_advance: the line's own).
     private func extents(_ line: ShapedLine) -> cairo_text_extents_t {
@@ -278,105 +263,9 @@ public final class Renderer {
         return image
     }
 
-    /// How far `text` advances, set in `family` at `size`, as drawn.
+    /// How far `text` advances, set in `theme`'s font at `size`, as drawn.
     func textWidth(_ text: String, theme: Theme, size: Double) -> Double {
-        cairo_set_font_face(cr, face(theme, for: text).face)
-        cairo_set_font_size(cr, size)
-        let ext = extents(shaper.line(text, in: cairo_get_scaled_font(cr)))
-        return max(ext.x_advance, ext.width)
-    }
-
-    /// A font face for `theme`'s family with the characters of `text`. The regular face
-    /// of a family whose file is known (`Theme.directFontFile`) is read from that file
-    /// with FreeType alone when it has every character: no fontconfig at all, whose
-    /// start (its configuration and caches) costs more than the rest of the first frame.
-    /// Anything else goes through fontconfig.
-    private func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
-        let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
-        if !bold, let file = theme.directFontFile, let (face, probe) = fileFace(file),
-           extra.allSatisfy({ has(probe, $0) }) {
-            return (face, true)
-        }
-        return (fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold), false)
-    }
-
-    /// Faces read from a file, with a scaled font to look up characters in; nil for a
-    /// file that cannot be read as a font.
-    private var fileFaces: [String: (face: OpaquePointer, probe: OpaquePointer)?] = [:]
-
-    private func fileFace(_ path: String) -> (face: OpaquePointer, probe: OpaquePointer)? {
-        if let known = fileFaces[path] { return known }
-        // The rendering settings of Debian's fontconfig defaults (greyscale antialiasing),
-        // so text looks the same whichever way its face was found; hinting is off for
-        // every face through the context's options (init).
-        // The file is mapped by FontFile (a regular file, of a bounded size: a FIFO named
-        // as the font would block FreeType's open for ever); FreeType reads it in place.
-        let file: FontFile
-        do { file = try FontFile(path) } catch {
-            Log.warning("cannot read the font file \(path): \(error); fontconfig finds the font instead")
-            fileFaces[path] = .some(nil)
-            return nil
-        }
-        let pattern = FcPatternCreate()
-        _ = FcPatternAddFTFace(pattern, FC_FT_FACE, file.face)
-        _ = FcPatternAddBool(pattern, FC_ANTIALIAS, FcBool(FcTrue))
-        _ = FcPatternAddBool(pattern, FC_AUTOHINT, FcBool(FcFalse))
-        _ = FcPatternAddInteger(pattern, FC_LCD_FILTER, FC_LCD_DEFAULT)
-        // With a face in the pattern cairo uses it: no fontconfig match.
-        let face = cairo_ft_font_face_create_for_pattern(pattern)!
-        FcPatternDestroy(pattern)
-        file.attach(to: face)
-        var identity = cairo_matrix_t()
-        cairo_matrix_init_identity(&identity)
-        let options = cairo_font_options_create()
-        let probe = cairo_scaled_font_create(face, &identity, &identity, options)!
-        cairo_font_options_destroy(options)
-        var usable = cairo_scaled_font_status(probe) == CAIRO_STATUS_SUCCESS
-        if usable, let ft = cairo_ft_scaled_font_lock_face(probe) {
-            cairo_ft_scaled_font_unlock_face(probe)
-            _ = ft
-        } else {
-            usable = false
-        }
-        guard usable else {
-            Log.warning("cannot read the font file \(path); fontconfig finds the font instead")
-            cairo_scaled_font_destroy(probe)
-            cairo_font_face_destroy(face)
-            fileFaces[path] = .some(nil)
-            return nil
-        }
-        fileFaces[path] = (face, probe)
-        return (face, probe)
-    }
-
-    /// Whether the face of `probe` has a glyph for `c`.
-    private func has(_ probe: OpaquePointer, _ c: UInt32) -> Bool {
-        guard let ft = cairo_ft_scaled_font_lock_face(probe) else { return false }
-        defer { cairo_ft_scaled_font_unlock_face(probe) }
-        return FcFreeTypeCharIndex(ft, c) != 0
-    }
-
-    /// A font face for `family` through fontconfig. When the text has characters beyond
-    /// ASCII (`extra`), they go into the pattern as a character set: fontconfig ranks
-    /// coverage above the family name, so a label in Chinese gets a face that has its
-    /// glyphs (WenQuanYi Micro Hei when installed) while Latin text keeps the configured
-    /// family.
-    private func fontconfigFace(family: String, extra: [UInt32], bold: Bool) -> OpaquePointer {
-        let key = family + (bold ? "|bold|" : "|") + extra.map { String($0, radix: 16) }.joined(separator: ",")
-        if let f = faces[key] { return f }
-        let pattern = FcPatternCreate()
-        _ = FcPatternAddString(pattern, FC_FAMILY, family)
-        if bold { _ = FcPatternAddInteger(pattern, FC_WEIGHT, FC_WEIGHT_BOLD) }
-        if !extra.isEmpty, let cs = FcCharSetCreate() {
-            for c in extra { _ = FcCharSetAddChar(cs, c) }
-            _ = FcPatternAddCharSet(pattern, FC_CHARSET, cs)
-            FcCharSetDestroy(cs)
-        }
-        // cairo completes the pattern (FcConfigSubstitute, FcFontMatch) when it makes the font.
-        let f = cairo_ft_font_face_create_for_pattern(pattern)!
-        FcPatternDestroy(pattern)
-        faces[key] = f
-        return f
+        self.text.width(text, theme: theme, size: size, bold: false)
     }
 
     private func drawBackgroundImage(_ path: String, scene: Scene) {

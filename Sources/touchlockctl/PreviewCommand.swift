@@ -37,7 +37,8 @@ func previewCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let logical = turn.logicalSize(panel: size)
     let density = Density(screen: logical, physicalMillimetres: nil, override: dpi ?? config.screens.dpi)
     let lock: LockScreen
-    do { lock = try Preview.lockScreen(config: config, screen: screen, state: state, size: logical, density: density) } catch {
+    do { lock = try Preview.lockScreen(config: config, screen: screen, state: state, size: logical, density: density,
+                                            measure: DrawnTextMeasure(theme: config.theme)) } catch {
         throw invocation.usageError("\(error)")
     }
     let shadow = ShadowBuffer(size: logical)

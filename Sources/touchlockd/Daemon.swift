@@ -23,6 +23,8 @@ final class Daemon {
     /// (`view`), drawn by its own presenter; touches come through the primary's layout.
     private var mirrors: [(presenter: Presenter, view: LockScreen)] = []
     private let config: Config
+    /// Text measured as the renderers draw it, for the layout.
+    private var textMeasure: DrawnTextMeasure { DrawnTextMeasure(theme: config.theme) }
     /// Every presenter, the primary's first.
     var presenters: [Presenter] { [presenter] + mirrors.map(\.presenter) }
     let store: StateStore
@@ -137,7 +139,7 @@ final class Daemon {
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule),
-                               message: laidOutWithMessage)
+                               message: laidOutWithMessage, measure: DrawnTextMeasure(theme: config.theme))
         if let left = lock.builder.layout?.infoLeftOut, !left.isEmpty {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
@@ -204,7 +206,7 @@ final class Daemon {
     func addOutput(_ display: Display) {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
-                                   message: laidOutWithMessage)
+                                   message: laidOutWithMessage, measure: textMeasure)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || terminal == nil,
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
@@ -589,11 +591,12 @@ final class Daemon {
                 Density(screen: d.size, physicalMillimetres: d.physicalSize, override: config.screens.dpi)
             }
             let view = LockScreen.make(config: config, size: presenter.display.size, density: density(presenter.display),
-                                       shuffleSeed: 0, message: message)
+                                       shuffleSeed: 0, message: message, measure: textMeasure)
             if let l = lock.relaid(as: view) { lock = l }
             for i in mirrors.indices {
                 let d = mirrors[i].presenter.display
-                mirrors[i].view = LockScreen.make(config: config, size: d.size, density: density(d), shuffleSeed: 0, message: message)
+                mirrors[i].view = LockScreen.make(config: config, size: d.size, density: density(d), shuffleSeed: 0, message: message,
+                                                  measure: textMeasure)
             }
             Log.info("the screens are laid out again \(message ? "with" : "without") a message")
         }

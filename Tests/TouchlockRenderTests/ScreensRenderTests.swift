@@ -311,7 +311,7 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         var config = Config()
         try config.apply(settings: g.config)
         let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
-                                          density: Density(dpi: g.dpi))
+                                          density: Density(dpi: g.dpi), measure: DrawnTextMeasure(theme: config.theme))
         let shadow = ShadowBuffer(size: g.size)
         let r = Renderer(shadow: shadow)
         r.draw(lock.scene, damage: lock.scene.damage(from: nil))
@@ -335,7 +335,7 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         var config = Config()
         try config.apply(settings: g.config)
         let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
-                                          density: Density(dpi: g.dpi))
+                                          density: Density(dpi: g.dpi), measure: DrawnTextMeasure(theme: config.theme))
         let dir = String(#filePath.dropLast("ScreensRenderTests.swift".count)) + "Golden/"
         let golden = try #require(ShadowBuffer.readPNG(dir + name + ".png"))
         func draw(_ scene: Scene) -> ShadowBuffer {
@@ -405,7 +405,7 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         let logical = Rotation.degrees90.logicalSize(panel: panel)
         #expect(logical == Size(width: 480, height: 800))
         let lock = try Preview.lockScreen(config: Config(), screen: .code, state: "digits:2", size: logical,
-                                          density: Density(dpi: 187))
+                                          density: Density(dpi: 187), measure: DrawnTextMeasure(theme: Config().theme))
         let shadow = ShadowBuffer(size: logical)
         Renderer(shadow: shadow).draw(lock.scene, damage: lock.scene.damage(from: nil))
         let picture = ShadowBuffer(size: panel)
@@ -465,7 +465,8 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         var config = Config()
         try config.apply(settings: g.settings)
         for (k, v) in g.screenKeys { try config.set(section: "screen", key: k, value: v) }
-        return try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size, density: Density(dpi: g.dpi))
+        return try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size, density: Density(dpi: g.dpi),
+                                      measure: DrawnTextMeasure(theme: config.theme))
     }
 
     /// TOUCHLOCK_UPDATE_GOLDEN=1 writes them anew, each with a warning instead of a

@@ -25,7 +25,7 @@ import TouchlockSystem
                 var config = Config()
                 try config.apply(settings: g.config)
                 let lock = try Preview.lockScreen(config: config, screen: g.screen, state: g.state, size: g.size,
-                                                  density: Density(dpi: g.dpi))
+                                                  density: Density(dpi: g.dpi), measure: DrawnTextMeasure(theme: config.theme))
                 out.append((g.size, [lock.scene]))
             }
             let size = Size(width: 480, height: 800)

@@ -1,5 +1,6 @@
 import Testing
 @testable import TouchlockCore
+import TouchlockRender
 
 /// The panels a lock screen must look right on: sizes in pixels and densities (nil: the
 /// panel tells none).
@@ -28,9 +29,9 @@ let minimumTextDp = 9.0
 
 /// What is wrong with the laid-out screen, from its geometry alone (the scene and the
 /// machines' layouts), never from its pixels: elements outside the screen, elements that
-/// overlap, touch targets under `minimumTargetDp`, text that does not fit its box. Text
-/// width is `TextMetrics`'s conservative estimate.
-func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
+/// overlap, touch targets under `minimumTargetDp`, text that does not fit its box. Text is
+/// measured by `measure`, as the renderer draws it.
+func layoutProblems(_ lock: LockScreen, density: Density, measure: any TextMeasure) -> [String] {
     let scene = lock.scene
     let dp = density.dpi / 160
     let screen = PixelRect(x: 0, y: 0, width: scene.size.width, height: scene.size.height)
@@ -60,7 +61,7 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
             problems.append("box area \(dps(Double(pad.layout.boxArea.height))) high")
         }
         if let b = scene.boxes.first {
-            if TextMetrics.estimatedWidth("8", size: b.fontSize) > Double(b.rect.width)
+            if measure.width("8", size: b.fontSize, bold: scene.theme.digitBold) > Double(b.rect.width)
                 || TextMetrics.lineHeight(b.fontSize) > Double(b.rect.height) {
                 problems.append("a digit of \(b.fontSize) px does not fit its box \(b.rect)")
             }
@@ -81,21 +82,22 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
         let floor = ScreenLayout.minimumText * dp - 0.01
         if l.time != nil {
             if l.timeSize < floor { problems.append("time \(dps(l.timeSize)) high") }
-            let wide = TextMetrics.estimatedWidth("10:00 PM", size: l.timeSize)
+            let wide = measure.width("10:00 PM", size: l.timeSize)
             if wide > Double(l.time!.width) + 0.5 { problems.append("time at \(l.timeSize) px (\(Int(wide)) px) wider than \(l.time!)") }
             if TextMetrics.lineHeight(l.timeSize) > Double(l.time!.height) + 0.5 { problems.append("time taller than \(l.time!)") }
         }
         if let d = l.date {
             if l.dateSize < floor { problems.append("date \(dps(l.dateSize)) high") }
-            if TextMetrics.estimatedWidth("Wed 30 Sep", size: l.dateSize) > Double(d.width) + 0.5 { problems.append("date wider than \(d)") }
+            if measure.width("Wed 30 Sep", size: l.dateSize) > Double(d.width) + 0.5 { problems.append("date wider than \(d)") }
         }
         if let m = l.message {
             if l.messageSize < floor { problems.append("message \(dps(l.messageSize)) high") }
             if 2 * TextMetrics.lineHeight(l.messageSize) > Double(m.height) + 0.5 { problems.append("two message lines taller than \(m)") }
             if let text = info.text.message {
-                let set = TextMetrics.wrap(text, width: Double(m.width), height: Double(m.height), size: l.messageSize, minimum: l.minimumText)
+                let set = TextMetrics.wrap(text, width: Double(m.width), height: Double(m.height), size: l.messageSize, minimum: l.minimumText,
+                                           measure: measure)
                 if set.size < floor { problems.append("message drawn at \(dps(set.size))") }
-                for line in set.lines where TextMetrics.estimatedWidth(line, size: set.size) > Double(m.width) + 0.5 {
+                for line in set.lines where measure.width(line, size: set.size) > Double(m.width) + 0.5 {
                     problems.append("message line '\(line)' wider than \(m)")
                 }
             }
@@ -108,7 +110,7 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
             problems.append("\(name) \(k.rect): \(dps(Double(k.rect.width))) x \(dps(Double(k.rect.height)))")
         }
         if case .text(let label) = k.label {
-            let w = TextMetrics.estimatedWidth(label, size: k.fontSize)
+            let w = measure.width(label, size: k.fontSize)
             if w > Double(k.rect.width) * 0.9 || TextMetrics.lineHeight(k.fontSize) > Double(k.rect.height) {
                 problems.append("\(name) label '\(label)' at \(k.fontSize) px (about \(Int(w)) px wide) does not fit \(k.rect)")
             }
@@ -116,10 +118,10 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
         }
     }
 
-    let prompt = promptText(scene)
+    let prompt = scene.promptText(measure)
     let box = scene.promptBox
-    for line in prompt.lines where TextMetrics.estimatedWidth(line, size: prompt.size) > Double(box.width) {
-        problems.append("prompt line '\(line)' at \(prompt.size) px (about \(Int(TextMetrics.estimatedWidth(line, size: prompt.size))) px) wider than \(box)")
+    for line in prompt.lines where measure.width(line, size: prompt.size) > Double(box.width) {
+        problems.append("prompt line '\(line)' at \(prompt.size) px (\(Int(measure.width(line, size: prompt.size))) px) wider than \(box)")
     }
     if TextMetrics.lineHeight(prompt.size) * Double(prompt.lines.count) > Double(box.height) + 0.5 {
         problems.append("\(prompt.lines.count) prompt lines at \(prompt.size) px taller than \(box)")
@@ -136,9 +138,6 @@ func layoutProblems(_ lock: LockScreen, density: Density) -> [String] {
     }
     return problems
 }
-
-/// The prompt as drawn: its lines and their size.
-func promptText(_ scene: Scene) -> (lines: [String], size: Double) { scene.promptText }
 
 extension PixelRect {
     func contains(_ r: PixelRect) -> Bool { r.x >= x && r.y >= y && r.maxX <= maxX && r.maxY <= maxY }
@@ -162,8 +161,10 @@ extension PixelRect {
             for screen in screens {
                 for state in Preview.states(of: screen) {
                     let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
-                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density)
-                    for p in layoutProblems(lock, density: density) {
+                    let measure = DrawnTextMeasure(theme: config.theme)
+                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density,
+                                                      measure: measure)
+                    for p in layoutProblems(lock, density: density, measure: measure) {
                         failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
                     }
                 }
@@ -205,7 +206,9 @@ let infoSettings: [(key: String, value: String)] = [
             for screen in screens {
                 for state in Preview.states(of: screen) {
                     let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
-                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density)
+                    let measure = DrawnTextMeasure(theme: config.theme)
+                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density,
+                                                      measure: measure)
                     let layout = try #require(lock.builder.layout)
                     leftOut.formUnion(layout.infoLeftOut.map { "\(cfg.name): \($0)" })
                     let scene = lock.scene
@@ -214,7 +217,7 @@ let infoSettings: [(key: String, value: String)] = [
                         if scene.info?.layout.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message") }
                         if scene.info?.text.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message text") }
                     }
-                    for p in layoutProblems(lock, density: density) {
+                    for p in layoutProblems(lock, density: density, measure: measure) {
                         failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
                     }
                 }

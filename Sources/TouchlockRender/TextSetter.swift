@@ -1,0 +1,204 @@
+import CCairo
+import Synchronization
+import TouchlockCore
+import TouchlockSystem
+
+/// The faces text is set in, and how wide it comes out: the layout asks it through
+/// `DrawnTextMeasure` and the renderers draw through it, so that what the layout
+/// measured is what is drawn. One per process (`shared`): the daemon has one thread, but
+/// the tests draw on many, so its faces and caches are behind a lock.
+public final class TextSetter: Sendable {
+    public static let shared = TextSetter()
+
+    private let lock = Mutex(())
+    /// Used only under `lock`.
+    nonisolated(unsafe) private let fonts = Fonts()
+
+    public init() {}
+
+    /// How wide `text` is drawn in `theme`'s font `size` px high: the pen's advance, or
+    /// its ink where that is wider.
+    public func width(_ text: String, theme: Theme, size: Double, bold: Bool) -> Double {
+        lock.withLock { _ in fonts.width(text, theme: theme, size: size, bold: bold) }
+    }
+
+    /// The face `text` is drawn in, and whether it was read from a font file.
+    /// The face lives as long as the setter (cairo's faces may be used on any thread).
+    func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
+        lock.withLock { _ in fonts.face(theme, for: text, bold: bold) }
+    }
+
+    /// `text` set in `font` (a scaled font of one of these faces).
+    func line(_ text: String, in font: OpaquePointer) -> ShapedLine {
+        lock.withLock { _ in fonts.shaper.line(text, in: font) }
+    }
+
+    /// Glyph outlines unhinted, as they are drawn on phones and high-density panels:
+    /// FreeType's auto-hinter (which slight hinting uses) first walks every character
+    /// of the font to sort its scripts, about 0.8 M instructions of a start of 6.5 M,
+    /// before the first glyph. Over the faces' own settings, whichever way they were
+    /// found (cairo lets a context's "none" win).
+    static func setFontOptions(_ cr: OpaquePointer) {
+        let options = cairo_font_options_create()
+        cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+        cairo_set_font_options(cr, options)
+        cairo_font_options_destroy(options)
+    }
+}
+
+/// TextSetter's faces and caches, used under its lock.
+private final class Fonts {
+    /// Sets text into glyphs, shaped where its script needs it.
+    let shaper = TextShaper()
+    /// A context of its own to measure in, with the renderers' font options.
+    private let surface: OpaquePointer
+    private let cr: OpaquePointer
+    /// Font faces by family and by the non-ASCII characters they must cover.
+    private var faces: [String: OpaquePointer] = [:]
+    /// Widths measured, by text, face and size (let go of when it grows past `widthsLimit`).
+    private var widths: [String: Double] = [:]
+    private let widthsLimit = 4096
+
+    init() {
+        surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1)
+        cr = cairo_create(surface)
+        precondition(cairo_status(cr) == CAIRO_STATUS_SUCCESS, "cairo_create failed")
+        TextSetter.setFontOptions(cr)
+    }
+
+    deinit {
+        for f in faces.values { cairo_font_face_destroy(f) }
+        for case let (face, probe)? in fileFaces.values {
+            cairo_scaled_font_destroy(probe)
+            cairo_font_face_destroy(face)
+        }
+        cairo_destroy(cr)
+        cairo_surface_destroy(surface)
+    }
+
+    /// How wide `text` is drawn in `theme`'s font `size` px high: the pen's advance, or
+    /// its ink where that is wider.
+    func width(_ text: String, theme: Theme, size: Double, bold: Bool) -> Double {
+        if text.isEmpty || size <= 0 { return 0 }
+        let key = "\(bold ? "b" : "r")|\(size.bitPattern)|\(theme.fontFamily)|\(theme.directFontFile ?? "")|\(text)"
+        if let w = widths[key] { return w }
+        cairo_set_font_face(cr, face(theme, for: text, bold: bold).face)
+        cairo_set_font_size(cr, size)
+        let line = shaper.line(text, in: cairo_get_scaled_font(cr))
+        var ext = cairo_text_extents_t()
+        line.glyphs.withUnsafeBufferPointer { cairo_glyph_extents(cr, $0.baseAddress, Int32($0.count), &ext) }
+        let w = max(line.advance, ext.width)
+        if widths.count >= widthsLimit { widths.removeAll(keepingCapacity: true) }
+        widths[key] = w
+        return w
+    }
+
+    /// A font face for `theme`'s family with the characters of `text`. The regular face
+    /// of a family whose file is known (`Theme.directFontFile`) is read from that file
+    /// with FreeType alone when it has every character: no fontconfig at all, whose
+    /// start (its configuration and caches) costs more than the rest of the first frame.
+    /// Anything else goes through fontconfig.
+    func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
+        let extra = Set(text.unicodeScalars.filter { $0.value > 0x7f }.map(\.value)).sorted()
+        if !bold, let file = theme.directFontFile, let (face, probe) = fileFace(file),
+           extra.allSatisfy({ has(probe, $0) }) {
+            return (face, true)
+        }
+        return (fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold), false)
+    }
+
+    /// Faces read from a file, with a scaled font to look up characters in; nil for a
+    /// file that cannot be read as a font.
+    private var fileFaces: [String: (face: OpaquePointer, probe: OpaquePointer)?] = [:]
+
+    private func fileFace(_ path: String) -> (face: OpaquePointer, probe: OpaquePointer)? {
+        if let known = fileFaces[path] { return known }
+        // The rendering settings of Debian's fontconfig defaults (greyscale antialiasing),
+        // so text looks the same whichever way its face was found; hinting is off for
+        // every face through the context's options (init).
+        // The file is mapped by FontFile (a regular file, of a bounded size: a FIFO named
+        // as the font would block FreeType's open for ever); FreeType reads it in place.
+        let file: FontFile
+        do { file = try FontFile(path) } catch {
+            Log.warning("cannot read the font file \(path): \(error); fontconfig finds the font instead")
+            fileFaces[path] = .some(nil)
+            return nil
+        }
+        let pattern = FcPatternCreate()
+        _ = FcPatternAddFTFace(pattern, FC_FT_FACE, file.face)
+        _ = FcPatternAddBool(pattern, FC_ANTIALIAS, FcBool(FcTrue))
+        _ = FcPatternAddBool(pattern, FC_AUTOHINT, FcBool(FcFalse))
+        _ = FcPatternAddInteger(pattern, FC_LCD_FILTER, FC_LCD_DEFAULT)
+        // With a face in the pattern cairo uses it: no fontconfig match.
+        let face = cairo_ft_font_face_create_for_pattern(pattern)!
+        FcPatternDestroy(pattern)
+        file.attach(to: face)
+        var identity = cairo_matrix_t()
+        cairo_matrix_init_identity(&identity)
+        let options = cairo_font_options_create()
+        let probe = cairo_scaled_font_create(face, &identity, &identity, options)!
+        cairo_font_options_destroy(options)
+        var usable = cairo_scaled_font_status(probe) == CAIRO_STATUS_SUCCESS
+        if usable, let ft = cairo_ft_scaled_font_lock_face(probe) {
+            cairo_ft_scaled_font_unlock_face(probe)
+            _ = ft
+        } else {
+            usable = false
+        }
+        guard usable else {
+            Log.warning("cannot read the font file \(path); fontconfig finds the font instead")
+            cairo_scaled_font_destroy(probe)
+            cairo_font_face_destroy(face)
+            fileFaces[path] = .some(nil)
+            return nil
+        }
+        fileFaces[path] = (face, probe)
+        return (face, probe)
+    }
+
+    /// Whether the face of `probe` has a glyph for `c`.
+    private func has(_ probe: OpaquePointer, _ c: UInt32) -> Bool {
+        guard let ft = cairo_ft_scaled_font_lock_face(probe) else { return false }
+        defer { cairo_ft_scaled_font_unlock_face(probe) }
+        return FcFreeTypeCharIndex(ft, c) != 0
+    }
+
+    /// A font face for `family` through fontconfig. When the text has characters beyond
+    /// ASCII (`extra`), they go into the pattern as a character set: fontconfig ranks
+    /// coverage above the family name, so a label in Chinese gets a face that has its
+    /// glyphs (WenQuanYi Micro Hei when installed) while Latin text keeps the configured
+    /// family.
+    private func fontconfigFace(family: String, extra: [UInt32], bold: Bool) -> OpaquePointer {
+        let key = family + (bold ? "|bold|" : "|") + extra.map { String($0, radix: 16) }.joined(separator: ",")
+        if let f = faces[key] { return f }
+        let pattern = FcPatternCreate()
+        _ = FcPatternAddString(pattern, FC_FAMILY, family)
+        if bold { _ = FcPatternAddInteger(pattern, FC_WEIGHT, FC_WEIGHT_BOLD) }
+        if !extra.isEmpty, let cs = FcCharSetCreate() {
+            for c in extra { _ = FcCharSetAddChar(cs, c) }
+            _ = FcPatternAddCharSet(pattern, FC_CHARSET, cs)
+            FcCharSetDestroy(cs)
+        }
+        // cairo completes the pattern (FcConfigSubstitute, FcFontMatch) when it makes the font.
+        let f = cairo_ft_font_face_create_for_pattern(pattern)!
+        FcPatternDestroy(pattern)
+        faces[key] = f
+        return f
+    }
+
+}
+
+/// Text measured as the renderers draw it, in one theme's font.
+public struct DrawnTextMeasure: TextMeasure {
+    public let theme: Theme
+    let setter: TextSetter
+
+    public init(theme: Theme, setter: TextSetter = .shared) {
+        self.theme = theme
+        self.setter = setter
+    }
+
+    public func width(_ text: String, size: Double, bold: Bool) -> Double {
+        setter.width(text, theme: theme, size: size, bold: bold)
+    }
+}
