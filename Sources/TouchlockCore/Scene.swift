@@ -194,7 +194,11 @@ public struct SceneBuilder: Sendable {
     /// It looks disabled while `session` takes no input.
     public func toggle(_ label: String, at rect: PixelRect, session: Session) -> Scene.KeyCap {
         let size = layout?.toggleFontSize ?? min(theme.fontSize * 0.8, Double(rect.height) * 0.45)
-        var k = Scene.KeyCap(rect: rect, label: .text(label), pressed: false, round: false, fontSize: size)
+        // At least 12 dp of the switch each side of its label: a label too long for it at
+        // its smallest goes on two lines, else is cut.
+        let room = Double(rect.width) - 24 * (layout?.density.px ?? theme.unit) + 0.5
+        let lines = TextMetrics.label(label, width: room, height: Double(rect.height), size: size, measure: measure)
+        var k = Scene.KeyCap(rect: rect, label: .text(lines.joined(separator: "\n")), pressed: false, round: false, fontSize: size)
         k.disabled = Self.inputBlocked(session)
         return k
     }

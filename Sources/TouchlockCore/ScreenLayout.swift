@@ -68,6 +68,8 @@ public struct ScreenLayout: Hashable, Sendable {
     public var info: InfoLayout?
     /// The prompt's direction: right to left, the two columns trade places.
     public var direction: TextDirection
+    /// The switch's labels too long for it at 12 dp even on two lines, drawn cut with an ellipsis.
+    public var cutLabels: [String] = []
     /// The parts of the information left out for want of room ("logo", "date", "clock",
     /// "message"; "everything").
     public var infoLeftOut: [String] = []
@@ -95,6 +97,29 @@ public struct ScreenLayout: Hashable, Sendable {
                 columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
                 toggleLabels: [String] = [], info parts: InfoParts = InfoParts(),
                 direction: TextDirection = .leftToRight, measure: any TextMeasure = EstimatedTextMeasure()) {
+        self.init(size: size, density: density, methods: methods, rows: rows, columns: columns, hitFactor: hitFactor,
+                  codeLength: codeLength, theme: theme, toggleLabels: toggleLabels, info: parts, direction: direction,
+                  measure: measure, switchHeight: nil)
+        // On a screen too small for 48 dp targets the keys or the nodes shrink; the switch
+        // shrinks with them, so that every target is alike, and gives them its room back:
+        // its height goes halfway to theirs until both are within a pixel.
+        guard methods == .both, let first = toggle, let main = mainTarget, main < Double(first.height) - 0.5 else { return }
+        var height = Double(first.height)
+        for _ in 0..<8 {
+            guard let main = mainTarget, abs(height - main) > 1 else { break }
+            height = (height + main) / 2
+            self = ScreenLayout(size: size, density: density, methods: methods, rows: rows, columns: columns,
+                                hitFactor: hitFactor, codeLength: codeLength, theme: theme, toggleLabels: toggleLabels,
+                                info: parts, direction: direction, measure: measure, switchHeight: height)
+        }
+    }
+
+    /// The smallest target of the grid or the keypad, in px.
+    var mainTarget: Double?
+
+    private init(size: Size, density: Density, methods: ScreenSettings.Methods, rows: Int, columns: Int,
+                 hitFactor: Double, codeLength: Int, theme: Theme, toggleLabels: [String], info parts: InfoParts,
+                 direction: TextDirection, measure: any TextMeasure, switchHeight: Double?) {
         self.size = size
         self.direction = direction
         self.density = density
@@ -129,18 +154,24 @@ public struct ScreenLayout: Hashable, Sendable {
         let colW = columns2 ? min((contentW - gap) / 2, colMax) : min(contentW, colMax)
         let leftMin = min(colW, 150 * dp)
         let rightMaxW = columns2 ? max(colW, min(colMax, contentW - gap - leftMin)) : colW
-        // The labels' width per px of size, measured at the size they would have.
-        let labelSize = max(tFont, 1)
-        let longest = toggleLabels.map { measure.width($0, size: labelSize) / labelSize }.max() ?? 6
-        if both { toggleH = max(target, 48 * unit) }
-        tFont = min(tFont, toggleH * 0.45)
-        /// The switch's width and label size in a column `avail` wide.
+        if both { toggleH = switchHeight ?? max(target, 48 * unit) }
+        var cut: [String] = []
+        tFont = min(tFont, max(toggleH * 0.45, Self.minimumText * dp))
+        /// The switch's width and label size in a column `avail` wide: 24 dp beside the
+        /// longer label, or down to 12 dp while its size shrinks, down to 12 dp; a label
+        /// still too long goes on two lines, or is cut with an ellipsis (`cutLabels`).
         func fitToggle(_ avail: Double) {
-            let pad = 24 * dp
-            if longest * tFont + 2 * pad > avail {
-                tFont = max(Self.minimumText * dp * 0.75, (avail - pad) / longest)
+            let pad = 24 * dp, floor = Self.minimumText * dp
+            func widest(_ s: Double) -> Double { toggleLabels.map { measure.width($0, size: s) }.max() ?? 6 * s }
+            if widest(tFont) + 2 * pad > avail {
+                var s = tFont
+                for label in toggleLabels { s = min(s, measure.largestSize(label, fitting: avail - pad, upTo: s)) }
+                tFont = max(floor, s)
             }
-            toggleW = min(avail, max(longest * tFont + 2 * pad, 2 * toggleH))
+            toggleW = min(avail, max(widest(tFont) + 2 * pad, 2 * toggleH))
+            cut = toggleLabels.filter {
+                TextMetrics.label($0, width: toggleW - pad + 0.5, height: toggleH, size: tFont, measure: measure).last?.hasSuffix("…") == true
+            }
         }
 
         // The main element of each screen, sized by one number p (a cell, a key pitch).
@@ -208,8 +239,9 @@ public struct ScreenLayout: Hashable, Sendable {
         let pitch = hasCode ? solve(codeMain, width: rightMaxW, height: mainRoom, prompt: promptInColumn) : 0
         let mainW = max(hasPattern ? pattern.width(cell) : 0, hasCode ? codeMain.width(pitch) : 0)
         let mainH = max(hasPattern ? pattern.height(cell) : 0, hasCode ? codeMain.height(pitch) : 0)
-        minimumTarget = min(hasPattern ? cell * min(1, hitFactor) : .infinity,
-                            hasCode ? pitch * Self.keyFraction : .infinity, both ? toggleH : .infinity)
+        let mainTarget = min(hasPattern ? cell * min(1, hitFactor) : .infinity, hasCode ? pitch * Self.keyFraction : .infinity)
+        self.mainTarget = mainTarget.isFinite ? mainTarget : nil
+        minimumTarget = min(mainTarget, both ? toggleH : .infinity)
 
         func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double) -> PixelRect {
             let x0 = x.rounded(), y0 = y.rounded()
@@ -333,6 +365,7 @@ public struct ScreenLayout: Hashable, Sendable {
             }
         }
         toggleFontSize = tFont
+        cutLabels = cut
         info = infoLayout
         self.infoLeftOut = infoLayout?.leftOut ?? infoLeftOut
         grid = PatternGrid(rows: rows, columns: columns, origin: gridOrigin, cell: max(cell, 1), hitFactor: hitFactor)

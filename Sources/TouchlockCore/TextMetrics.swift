@@ -93,8 +93,42 @@ extension TextMetrics {
             b.size = measure.largestSize(longer, fitting: width, upTo: b.size)
             best = b
         }
-        if let best, best.size > s1 * 1.05 || (s1 < minimum && best.size > s1) { return best }
-        return ([text], s1)
+        var set = ([text], s1)
+        if let best, best.size > s1 * 1.05 || (s1 < minimum && best.size > s1) { set = best }
+        // Never below `minimum`: on more lines, at the largest size from `minimum` up at
+        // which the whole text fits the box, else cut with an ellipsis.
+        if set.1 < minimum - 1e-9, minimum <= size {
+            return wrap(text, width: width, height: height, size: size, minimum: minimum, measure: measure)
+        }
+        return set
+    }
+
+    /// A label set in a `width` x `height` control at `size`: on one line if it fits, else on
+    /// two split at a space (the most even split that fits), else on one line cut with an
+    /// ellipsis.
+    public static func label(_ text: String, width: Double, height: Double, size: Double,
+                             measure: any TextMeasure) -> [String] {
+        if measure.width(text, size: size) <= width { return [text] }
+        if 2 * lineHeight(size) <= height {
+            let chars = Array(text)
+            var best: [String]? = nil, bestLonger = Double.infinity
+            for c in chars.indices where chars[c] == " " {
+                let a = String(chars[..<c]), b = String(chars[(c + 1)...])
+                let longer = max(measure.width(a, size: size), measure.width(b, size: size))
+                if !a.isEmpty, !b.isEmpty, longer <= width, longer < bestLonger { best = [a, b]; bestLonger = longer }
+            }
+            if let best { return best }
+        }
+        return [ellipsized(text, width: width, size: size, measure: measure)]
+    }
+
+    /// `text` cut at its end with an ellipsis so that it is at most `width` wide at `size`
+    /// (itself when it fits).
+    public static func ellipsized(_ text: String, width: Double, size: Double, measure: any TextMeasure) -> String {
+        if measure.width(text, size: size) <= width { return text }
+        var kept = Substring(text)
+        while !kept.isEmpty, measure.width(kept.trimmingSuffixSpaces + "…", size: size) > width { kept.removeLast() }
+        return kept.trimmingSuffixSpaces + "…"
     }
 }
 
@@ -127,10 +161,10 @@ extension TextMetrics {
         if let s = ScreenLayout.largest(low, size, { set($0).count <= room($0) }) {
             return (set(s), s)
         }
-        var lines = Array(set(low).prefix(room(low)))
-        if var last = lines.popLast() {
-            while !last.isEmpty, measure.width(last + "…", size: low) > width { last.removeLast() }
-            lines.append(last + "…")
+        let all = set(low)
+        var lines = Array(all.prefix(room(low)))
+        if lines.count < all.count, let last = lines.popLast() {
+            lines.append(ellipsized(last + " " + all[lines.count + 1], width: width, size: low, measure: measure))
         }
         return (lines, low)
     }
@@ -157,5 +191,14 @@ public enum TextDirection: String, Hashable, Sendable {
             }
         }
         self = .leftToRight
+    }
+}
+
+extension Substring {
+    /// Without the spaces it ends in.
+    var trimmingSuffixSpaces: String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return String(s)
     }
 }

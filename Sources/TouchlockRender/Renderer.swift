@@ -24,6 +24,8 @@ public final class Renderer {
 
     /// The faces text is set in, and its measure: the same for the layout and for drawing.
     public let text: TextSetter
+    /// Prompts said in the log to be drawn cut, each once.
+    private var cutPrompts: Set<String> = []
     /// The background as drawn: the image scaled once to the screen over the background
     /// colour, with its scrim (nil surface: no usable image); made again only if one of
     /// them changes.
@@ -149,6 +151,9 @@ public final class Renderer {
     private func drawPrompt(_ scene: Scene) {
         let box = scene.promptBox
         let (lines, size) = scene.promptText(DrawnTextMeasure(theme: scene.theme, setter: text))
+        if let last = lines.last, last.hasSuffix("…"), !scene.prompt.hasSuffix("…"), cutPrompts.insert(scene.prompt).inserted {
+            Log.warning("the prompt is too long for its box at 12 dp and is drawn cut: '\(scene.prompt)'")
+        }
         let step = TextMetrics.lineHeight(size)
         let cy = Double(box.y) + Double(box.height) / 2
         for (i, line) in lines.enumerated() {
@@ -395,8 +400,14 @@ public final class Renderer {
         let centre = Point(x: x + w / 2, y: y + h / 2)
         switch key.label {
         case .text(let t):
-            drawText(t, theme: theme, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: centre,
-                     maxWidth: w * 0.9, bold: theme.digitBold && Int(t) != nil)
+            // A label on one line, or on two (the switch's, when it is too long for one).
+            let lines = t.split(separator: "\n").map(String.init)
+            let step = TextMetrics.lineHeight(fontSize)
+            for (i, line) in lines.enumerated() {
+                let c = Point(x: centre.x, y: centre.y + (Double(i) - Double(lines.count - 1) / 2) * step)
+                drawText(line, theme: theme, size: fontSize, color: ink.with(alpha: ink.alpha * dim), centre: c,
+                         maxWidth: w * 0.9, bold: theme.digitBold && Int(line) != nil)
+            }
         case .delete:
             // A key-shaped arrow pointing left with a cross in it.
             let s = fontSize * 0.5

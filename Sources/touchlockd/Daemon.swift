@@ -140,6 +140,9 @@ final class Daemon {
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule),
                                message: laidOutWithMessage, measure: DrawnTextMeasure(theme: config.theme))
+        if let cut = lock.builder.layout?.cutLabels, !cut.isEmpty {
+            Log.warning("the switch's label is too long for the screen at 12 dp and is drawn cut: \(cut.map { "'\($0)'" }.joined(separator: ", "))")
+        }
         if let left = lock.builder.layout?.infoLeftOut, !left.isEmpty {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }

@@ -20,12 +20,34 @@ let layoutConfigs: [(name: String, settings: String)] = [
     ("code-4", "unlock_method = code\n"),
     ("code-12", "unlock_method = code\ncode_length = 12\n"),
     ("both-6", "unlock_method = both\ncode_length = 6\n"),
+    // Long German text, and Arabic (right to left: the columns traded).
+    ("de", """
+        unlock_method = both
+        message_pattern_prompt = Zeichnen Sie Ihr Entsperrmuster, um das Gerät zu entsperren
+        message_code_prompt = Geben Sie Ihren persönlichen Entsperrcode ein
+        message_wrong_pattern = Falsches Entsperrmuster, bitte versuchen Sie es noch einmal
+        message_wrong_code = Falscher Entsperrcode, bitte versuchen Sie es noch einmal
+        message_lockout = Zu viele Fehlversuche. Versuchen Sie es in {time} erneut
+        label_use_code = Entsperrcode verwenden
+        label_use_pattern = Entsperrmuster verwenden
+
+        """),
+    ("ar", """
+        unlock_method = both
+        message_pattern_prompt = ارسم نقش إلغاء القفل لفتح الجهاز
+        message_code_prompt = أدخل رمز إلغاء القفل الخاص بك
+        message_wrong_pattern = النقش غير صحيح، يرجى المحاولة مرة أخرى
+        message_wrong_code = الرمز غير صحيح، يرجى المحاولة مرة أخرى
+        label_use_code = استخدم الرمز
+        label_use_pattern = استخدم النقش
+
+        """),
 ]
 
 /// The smallest touch target, in dp (Android's minimum).
 let minimumTargetDp = 48.0
 /// The smallest text, in dp: smaller is not read from arm's length.
-let minimumTextDp = 9.0
+let minimumTextDp = 12.0
 
 /// What is wrong with the laid-out screen, from its geometry alone (the scene and the
 /// machines' layouts), never from its pixels: elements outside the screen, elements that
@@ -110,8 +132,12 @@ func layoutProblems(_ lock: LockScreen, density: Density, measure: any TextMeasu
             problems.append("\(name) \(k.rect): \(dps(Double(k.rect.width))) x \(dps(Double(k.rect.height)))")
         }
         if case .text(let label) = k.label {
-            let w = measure.width(label, size: k.fontSize)
-            if w > Double(k.rect.width) * 0.9 || TextMetrics.lineHeight(k.fontSize) > Double(k.rect.height) {
+            // On one line, or two for the switch's.
+            let lines = label.split(separator: "\n").map(String.init)
+            let w = lines.map { measure.width($0, size: k.fontSize) }.max() ?? 0
+            // A key's label within 90% of it; the switch's with at least 12 dp of it each side.
+            let room = k.round ? Double(k.rect.width) * 0.9 : Double(k.rect.width) - 24 * dp + 0.5
+            if w > room || Double(lines.count) * TextMetrics.lineHeight(k.fontSize) > Double(k.rect.height) {
                 problems.append("\(name) label '\(label)' at \(k.fontSize) px (about \(Int(w)) px wide) does not fit \(k.rect)")
             }
             if k.fontSize < minimumTextDp * dp { problems.append("\(name) label '\(label)' \(dps(k.fontSize)) high") }
@@ -232,7 +258,8 @@ let infoSettings: [(key: String, value: String)] = [
         let allowed: Set<String> = size == Size(width: 240, height: 320)
             ? ["pattern: logo", "pattern: date", "code-4: logo", "code-4: date", "code-4: clock",
                "code-12: logo", "code-12: date", "code-12: clock",
-               "both-6: logo", "both-6: date", "both-6: clock", "both-6: message"]
+               "both-6: logo", "both-6: date", "both-6: clock", "both-6: message",
+               "de: logo", "de: date", "de: clock", "de: message", "ar: logo", "ar: date", "ar: clock", "ar: message"]
             : []
         #expect(leftOut == allowed, "\(name): left out \(leftOut.sorted())")
     }
@@ -243,6 +270,31 @@ let infoSettings: [(key: String, value: String)] = [
         for (size, dpi) in panelTable {
             let l = ScreenLayout(size: size, density: Density(screen: size, physicalMillimetres: nil, override: dpi), methods: .both)
             #expect(l.info == nil && l.infoLeftOut.isEmpty)
+        }
+    }
+}
+
+@Suite struct ShrunkTargetsTests {
+    /// On a screen too small for 48 dp targets (240x320 at 160 dpi: 150 x 200 dp) the keys
+    /// and the nodes shrink, and the switch with them: every target alike, within 2 px.
+    @Test(arguments: [(Size(width: 240, height: 320), 160.0), (Size(width: 320, height: 240), 160.0),
+                      (Size(width: 240, height: 320), 200.0)])
+    func whenTargetsShrinkTheSwitchShrinksWithThem(_ size: Size, _ dpi: Double) throws {
+        var config = Config()
+        try config.apply(settings: "unlock_method = both\n")
+        let measure = DrawnTextMeasure(theme: config.theme)
+        for screen in [Preview.Screen.pattern, .code] {
+            let lock = try Preview.lockScreen(config: config, screen: screen, state: "idle", size: size,
+                                              density: Density(dpi: dpi), measure: measure)
+            let layout = try #require(lock.builder.layout)
+            let toggle = try #require(layout.toggle)
+            let main = try #require(layout.mainTarget)
+            let dp = dpi / 160
+            #expect(main < 48 * dp - 0.5, "\(size) at \(dpi) dpi holds 48 dp targets: pick a smaller screen")
+            #expect(abs(Double(toggle.height) - main) <= 2, "\(screen): switch \(toggle.height) px high, targets \(main) px")
+            // Small targets are what this screen has; nothing is outside, overlaps or overflows.
+            let problems = layoutProblems(lock, density: Density(dpi: dpi), measure: measure)
+            #expect(problems.filter { ["overlaps", "not inside", "does not fit", "wider than", "taller than"].contains(where: $0.contains) } == [])
         }
     }
 }
