@@ -1,8 +1,9 @@
 import Glibc
 
-/// The libc calls touchlock makes on file descriptors, as one table of functions: the
-/// seam under every syscall of the display, input and control layers (DRM and libevdev
-/// have their own tables, `DrmCalls` and `EvdevCalls`, in the targets that link them).
+/// The libc calls touchlock makes on file descriptors and processes, as one table of
+/// functions: the seam under every syscall of the display, input and control layers and
+/// of the verifier's process (DRM and libevdev have their own tables, `DrmCalls` and
+/// `EvdevCalls`, in the targets that link them).
 ///
 /// Code calls `SystemCalls.current.read(...)`. `real` is the C library. Tests replace
 /// entries to force what a real kernel will not produce on demand (EINTR, EAGAIN, ENODEV,
@@ -28,6 +29,21 @@ public struct SystemCalls: Sendable {
     public var fsync: @Sendable (_ fd: Int32) -> Int32
     public var rename: @Sendable (_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32
 
+    // Processes: the verifier's (ChildProcess).
+    /// posix_spawn(3): 0, or the error number as the result.
+    public var spawn: @Sendable (_ pid: UnsafeMutablePointer<pid_t>, _ path: UnsafePointer<CChar>,
+                                 _ actions: UnsafePointer<posix_spawn_file_actions_t>?,
+                                 _ attributes: UnsafePointer<posix_spawnattr_t>?,
+                                 _ arguments: UnsafePointer<UnsafeMutablePointer<CChar>?>,
+                                 _ environment: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Int32
+        = { Glibc.posix_spawn($0, $1, $2, $3, $4, $5) }
+    public var waitpid: @Sendable (_ pid: pid_t, _ status: UnsafeMutablePointer<Int32>?, _ options: Int32) -> pid_t
+        = { Glibc.waitpid($0, $1, $2) }
+    public var kill: @Sendable (_ pid: pid_t, _ signal: Int32) -> Int32 = { Glibc.kill($0, $1) }
+    /// The pair the verifier talks over.
+    public var socketpair: @Sendable (_ domain: Int32, _ type: Int32, _ protocol: Int32, _ pair: UnsafeMutablePointer<Int32>) -> Int32
+        = { Glibc.socketpair($0, $1, $2, $3) }
+
     public init(open: @escaping @Sendable (UnsafePointer<CChar>, Int32, mode_t) -> Int32,
                 close: @escaping @Sendable (Int32) -> Int32,
                 read: @escaping @Sendable (Int32, UnsafeMutableRawPointer?, Int) -> Int,
@@ -45,7 +61,7 @@ public struct SystemCalls: Sendable {
         self.mmap = mmap; self.munmap = munmap; self.fsync = fsync; self.rename = rename
     }
 
-    /// The C library.
+    /// The C library (the entries not named here are the C library by default too).
     @inlinable public static var real: SystemCalls {
         SystemCalls(
             open: { Glibc.open($0, $1, $2) },
