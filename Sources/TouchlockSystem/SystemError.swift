@@ -19,6 +19,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
     public static let badFileDescriptor = Errno(rawValue: EBADF)
     public static let badAddress = Errno(rawValue: EFAULT)
     public static let ioError = Errno(rawValue: EIO)
+    public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
+    public static let noSpace = Errno(rawValue: ENOSPC)
     public static let noChild = Errno(rawValue: ECHILD)
     public static let noProcess = Errno(rawValue: ESRCH)
 
