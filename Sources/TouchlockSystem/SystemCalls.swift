@@ -3,7 +3,7 @@ import Glibc
 
 /// The libc calls touchlock makes on file descriptors, files, sockets and processes, as
 /// one table of functions: the seam under every syscall of the display, input and control
-/// layers, the control socket's file and the verifier's process (DRM and libevdev have
+/// layers, the event loop, the control socket's file and the verifier's process (DRM and libevdev have
 /// their own tables, `DrmCalls` and `EvdevCalls`, in the targets that link them).
 ///
 /// Code calls `SystemCalls.current.read(...)`. `real` is the C library. Tests replace
@@ -66,6 +66,13 @@ public struct SystemCalls: Sendable {
     public var chown: @Sendable (_ path: UnsafePointer<CChar>, _ owner: uid_t, _ group: gid_t) -> Int32
         = { Glibc.chown($0, $1, $2) }
     public var unlink: @Sendable (_ path: UnsafePointer<CChar>) -> Int32 = { Glibc.unlink($0) }
+
+    // The event loop's descriptors.
+    public var epollCreate: @Sendable (_ flags: Int32) -> Int32 = { epoll_create1($0) }
+    public var timerfdCreate: @Sendable (_ clock: clockid_t, _ flags: Int32) -> Int32 = { timerfd_create($0, $1) }
+    /// signalfd(2): a new descriptor with `fd` -1, or `fd` with the new mask.
+    public var signalfd: @Sendable (_ fd: Int32, _ mask: UnsafePointer<sigset_t>, _ flags: Int32) -> Int32
+        = { CLinux.signalfd($0, $1, $2) }
 
     public init(open: @escaping @Sendable (UnsafePointer<CChar>, Int32, mode_t) -> Int32,
                 close: @escaping @Sendable (Int32) -> Int32,
