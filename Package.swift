@@ -140,10 +140,11 @@ let package = Package(
         .testTarget(name: "TouchlockDocsTests", dependencies: [
             "touchlockctl", "touchlockd", "TouchlockCommandLine", "TouchlockControl", "TouchlockCore",
         ], swiftSettings: swiftFlags),
-        // Runs the built touchlockd as a real process (build with --build-tests first).
+        // Runs the built touchlockd as a real process (build with --build-tests first), and
+        // tests its parts that need no process of their own (the state store).
         .testTarget(name: "TouchlockdTests", dependencies: [
-            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "TouchlockCommandLine",
-            "TouchlockRender", "CLinux",
+            "touchlockd", "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
+            "TouchlockCommandLine", "TouchlockRender", "CLinux",
         ], exclude: ["promcheck.py", "node_exporter_check.py"], swiftSettings: swiftFlags),
     ]
 )

@@ -12,6 +12,12 @@
 #include <linux/netlink.h>
 #include <malloc.h>
 
+// accept4 is declared only under _GNU_SOURCE, which Glibc's module is not built with.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+static inline int clinux_accept4(int fd, int flags) {
+    return accept4(fd, 0, 0, flags);
+}
+
 // ioctl is variadic, which Swift cannot call: one wrapper for an integer argument, one
 // for a pointer.
 static inline int clinux_ioctl_value(int fd, unsigned long request, unsigned long value) {

@@ -50,6 +50,7 @@ public final class ControlServer {
         public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
             self.pid = pid; self.uid = uid; self.gid = gid; self.groups = groups
         }
+        init(_ c: UnixSocket.PeerCredentials) { self.init(pid: c.pid, uid: c.uid, gid: c.gid, groups: c.groups) }
         public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
 
         public func isMember(of group: UInt32) -> Bool { gid == group || groups.contains(group) }
@@ -99,12 +100,7 @@ public final class ControlServer {
     /// Gives the socket file to `gid` (mode 0660 stays) and lets its members make
     /// `group` requests.
     public func setGroup(_ gid: UInt32) throws(SystemError) {
-        var st = stat()
-        try SystemCall.check("stat", path) { stat(path, &st) }
-        // Under systemd with Group= the socket is born with the group: no chown needed.
-        if st.st_gid != gid {
-            try SystemCall.check("chown", path) { chown(path, geteuid(), gid) }
-        }
+        try socketFile.setGroup(gid)
         group = gid
     }
 
@@ -144,7 +140,7 @@ public final class ControlServer {
     private let loop: EventLoop
     private var listener: Int32
     /// The socket file we bound, so `close` unlinks only our own.
-    private let socketFile: (device: UInt64, inode: UInt64)
+    private let socketFile: SocketFile
     private var clients: [Int32: Client] = [:]
     /// Connected clients per uid.
     private var perUser: [UInt32: Int] = [:]
@@ -170,27 +166,14 @@ public final class ControlServer {
         self.loop = loop
         self.requests = ControlRequests(status: status)
 
-        try Self.makeParentDirectory(of: path)
-        try Self.removeStaleSocket(at: path)
+        try SocketFile.makeParentDirectory(of: path)
+        if try SocketFile.removeStale(at: path) { Log.info("control: removed a stale socket at \(path)") }
 
-        // Bound under a temporary name and renamed once listening: the file is never
-        // visible before a connect to it can succeed. The kernel keeps the name given to
-        // bind, so /proc/net/unix and ss show PATH.PID for this socket.
-        let temporary = path + ".\(getpid())"
-        unlink(temporary)  // left by a daemon killed between bind and rename
         let fd = try UnixSocket.make(nonBlocking: true)
         do {
-            let address = try UnixSocket.Address(temporary, for: "bind")
-            try SystemCall.check("bind", temporary) { address.withSockaddr { bind(fd, $0, $1) } }
-            try SystemCall.check("chmod", temporary) { chmod(temporary, 0o660) }
-            var st = stat()
-            try SystemCall.check("stat", temporary) { stat(temporary, &st) }
-            socketFile = (UInt64(st.st_dev), UInt64(st.st_ino))
-            try SystemCall.check("listen", path) { listen(fd, Int32(clamping: limits.maxClients)) }
-            try SystemCall.check("rename", path) { rename(temporary, path) }
+            socketFile = try SocketFile.listen(fd, at: path, mode: 0o660, backlog: Int32(clamping: limits.maxClients))
         } catch {
             UnixSocket.close(fd)
-            unlink(temporary)
             throw error
         }
         listener = fd
@@ -198,7 +181,7 @@ public final class ControlServer {
             try loop.register(fd, .readable) { [unowned self] _ in self.acceptClients() }
         } catch {
             UnixSocket.close(fd)
-            unlink(path)
+            try? socketFile.remove()
             throw error
         }
         Log.info("control: listening on \(path)")
@@ -215,10 +198,7 @@ public final class ControlServer {
         if let t = acceptResume { loop.cancel(t) }
         acceptResume = nil
         for client in Array(clients.values) { drop(client, "server closing") }
-        var st = stat()
-        if lstat(path, &st) == 0, UInt64(st.st_dev) == socketFile.device, UInt64(st.st_ino) == socketFile.inode {
-            unlink(path)
-        }
+        do { try socketFile.remove() } catch { Log.warning("control: \(error)") }
         Log.debug("control: closed \(path)")
     }
 
@@ -280,7 +260,7 @@ public final class ControlServer {
 
     private func admit(_ fd: Int32) {
         let peer: Peer
-        do { peer = try UnixSocket.peerCredentials(fd) } catch {
+        do { peer = Peer(try UnixSocket.peerCredentials(fd)) } catch {
             Log.warning("control: \(error); closing the connection")
             UnixSocket.close(fd)
             return
@@ -508,43 +488,6 @@ public final class ControlServer {
         } catch {
             drop(client, "\(error)")
         }
-    }
-
-    // MARK: - The socket file
-
-    private static func makeParentDirectory(of path: String) throws(SystemError) {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
-        let dir = String(path[..<slash])
-        var st = stat()
-        if stat(dir, &st) == 0 { return }
-        do {
-            try SystemCall.check("mkdir", dir) { mkdir(dir, 0o755) }
-            // mkdir applies the umask; the directory must be searchable by the group.
-            try SystemCall.check("chmod", dir) { chmod(dir, 0o755) }
-        } catch where error.errno == Errno(rawValue: EEXIST) {
-            return
-        }
-    }
-
-    /// Unlinks `path` if it is a socket nobody accepts on.
-    private static func removeStaleSocket(at path: String) throws(SystemError) {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return }
-        guard st.st_mode & S_IFMT == S_IFSOCK else {
-            throw SystemError("bind", Errno(rawValue: EEXIST), "\(path) (not a socket)")
-        }
-        let probe = try UnixSocket.make(nonBlocking: true)
-        defer { UnixSocket.close(probe) }
-        do {
-            try UnixSocket.connect(probe, to: path)
-        } catch where error.errno == Errno(rawValue: ECONNREFUSED) {
-            Log.info("control: removing stale socket \(path)")
-            try SystemCall.check("unlink", path) { unlink(path) }
-            return
-        } catch where error.errno == .wouldBlock {
-            // A full backlog: someone is listening.
-        }
-        throw SystemError("bind", Errno(rawValue: EADDRINUSE), "\(path) (another server is listening)")
     }
 }
 

@@ -43,26 +43,49 @@ public final class EventLoop {
     /// How many times epoll_wait returned: a wake-up count for benchmarks and tests.
     public private(set) var wakeups = 0
 
+    /// Each descriptor it makes goes through the seam (`SystemCalls.current`); if one
+    /// cannot be made, those made before it are closed.
     public init(signals: [Int32] = [SIGTERM, SIGINT]) throws(SystemError) {
-        epfd = try SystemCall.check("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        timerfd = try SystemCall.check("timerfd_create") {
-            timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
-        }
+        let sys = SystemCalls.current
+        let ep = try SystemCall.check("epoll_create1") { sys.epollCreate(Int32(EPOLL_CLOEXEC)) }
+        let tfd: Int32, sfd: Int32
         var mask = sigset_t()
-        sigemptyset(&mask)
-        for s in signals { sigaddset(&mask, s) }
-        // Block the signals so they are only delivered through the signalfd.
-        pthread_sigmask(SIG_BLOCK, &mask, nil)
-        signalfd = try SystemCall.check("signalfd") { CLinux.signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        do throws(SystemError) {
+            tfd = try SystemCall.check("timerfd_create") {
+                sys.timerfdCreate(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+            }
+            do throws(SystemError) {
+                sigemptyset(&mask)
+                for s in signals { sigaddset(&mask, s) }
+                // Block the signals so they are only delivered through the signalfd.
+                try SystemCall.checkCode("pthread_sigmask") { pthread_sigmask(SIG_BLOCK, &mask, nil) }
+                sfd = try SystemCall.check("signalfd") { sys.signalfd(-1, &mask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+            } catch {
+                Self.close(tfd)
+                throw error
+            }
+        } catch {
+            Self.close(ep)
+            throw error
+        }
+        epfd = ep
+        timerfd = tfd
+        signalfd = sfd
         signalMask = mask
+        // Registered once every descriptor is kept: deinit closes them if this fails.
         try register(timerfd, .readable) { [unowned self] _ in self.timerReadable() }
         try register(signalfd, .readable) { [unowned self] _ in self.signalReadable() }
     }
 
     deinit {
-        close(signalfd)
-        close(timerfd)
-        close(epfd)
+        Self.close(signalfd)
+        Self.close(timerfd)
+        Self.close(epfd)
+    }
+
+    /// Closes one of the loop's descriptors through the seam (an error is logged).
+    private static func close(_ fd: Int32) {
+        _ = FileDescriptor(adopting: fd)
     }
 
     /// The monotonic clock, the same clock evdev timestamps use (libevdev_set_clock_id).
@@ -109,10 +132,12 @@ public final class EventLoop {
         var one = sigset_t()
         sigemptyset(&one)
         sigaddset(&one, signo)
-        pthread_sigmask(SIG_BLOCK, &one, nil)
+        try SystemCall.checkCode("pthread_sigmask", "blocking signal \(signo)") { pthread_sigmask(SIG_BLOCK, &one, nil) }
         sigaddset(&signalMask, signo)
         let fd = signalfd
-        try SystemCall.check("signalfd", "adding signal \(signo)") { CLinux.signalfd(fd, &signalMask, Int32(SFD_CLOEXEC | SFD_NONBLOCK)) }
+        try SystemCall.check("signalfd", "adding signal \(signo)") {
+            SystemCalls.current.signalfd(fd, &signalMask, Int32(SFD_CLOEXEC | SFD_NONBLOCK))
+        }
         signalHandlers[signo] = handler
     }
 

@@ -19,6 +19,10 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringCo
     public static let badFileDescriptor = Errno(rawValue: EBADF)
     public static let badAddress = Errno(rawValue: EFAULT)
     public static let ioError = Errno(rawValue: EIO)
+    public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
+    public static let noSpace = Errno(rawValue: ENOSPC)
+    public static let noChild = Errno(rawValue: ECHILD)
+    public static let noProcess = Errno(rawValue: ESRCH)
 
     public var description: String { String(cString: strerror(rawValue)) }
 
@@ -40,7 +44,7 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// The three ways C libraries report errors, each adapted once. EINTR is retried; EBADF
+/// The four ways C libraries report errors, each adapted once. EINTR is retried; EBADF
 /// and EFAULT stop the process: a descriptor or a buffer we got wrong is a bug in
 /// touchlock, not a condition to handle (swift-nio's policy).
 public enum SystemCall {
@@ -100,6 +104,18 @@ public enum SystemCall {
             if e == .wouldBlock { return nil }
             preconditionValid(e, call)
             throw SystemError(call, e, detail())
+        }
+    }
+
+    /// The error number as the result, 0 on success (posix_spawn and its file actions).
+    public static func checkCode(_ call: String, _ detail: String? = nil, _ body: () -> Int32) throws(SystemError) {
+        while true {
+            let r = body()
+            if r == 0 { return }
+            let e = Errno(rawValue: r)
+            if e == .interrupted { continue }
+            preconditionValid(e, call)
+            throw SystemError(call, e, detail)
         }
     }
 

@@ -71,21 +71,17 @@ public final class MinuteTimer {
     /// `onMinute` is given the wall clock's seconds since the epoch.
     public init(loop: EventLoop, onMinute: @escaping (Int) -> Void) throws(SystemError) {
         fd = try SystemCall.check("timerfd_create", "CLOCK_REALTIME") {
-            timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+            SystemCalls.current.timerfdCreate(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
         }
         self.loop = loop
         self.onMinute = onMinute
-        do {
-            try loop.register(fd, .readable) { [unowned self] _ in self.readable() }
-        } catch {
-            close(fd)
-            throw error
-        }
+        // Registered once every property is set: deinit closes the timer if this fails.
+        try loop.register(fd, .readable) { [unowned self] _ in self.readable() }
     }
 
     deinit {
         loop.unregister(fd)
-        close(fd)
+        _ = FileDescriptor(adopting: fd)  // closed through the seam
     }
 
     /// Arms the timer for the next minute (after now).

@@ -14,7 +14,7 @@ import TouchlockSystem
 final class Verifier {
     private let loop: EventLoop
     private let secrets: StateStore
-    private var child: (pid: pid_t, fd: Int32)?
+    private var child: (process: ChildProcess, fd: Int32)?
     /// Requests sent and not answered, kept to send again if the child dies.
     private var pending: [UInt32: (request: VerifierRequest, done: (VerifierReply) -> Void)] = [:]
     private var nextID: UInt32 = 1
@@ -117,48 +117,54 @@ final class Verifier {
     private func spawn() {
         var pair: [Int32] = [-1, -1]
         do {
-            try SystemCall.check("socketpair") { socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) }
+            try SystemCall.check("socketpair") {
+                SystemCalls.current.socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair)
+            }
         } catch {
             Log.warning("verifier: \(error); checking secrets in the daemon")
             return
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attr, &none)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK))
         let path = "/proc/self/exe"
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("touchlock-verifier"), strdup("--verifier-child"), nil]
-        defer { for a in argv { free(a) } }
-        let env: [UnsafeMutablePointer<CChar>?] = [nil]
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, argv, env)
-        close(pair[1])
-        guard rc == 0 else {
-            Log.warning("verifier: cannot start \(path) --verifier-child: \(Errno(rawValue: rc)); checking secrets in the daemon")
-            close(pair[0])
+        let process: ChildProcess
+        do {
+            process = try ChildProcess.spawn(path, arguments: ["touchlock-verifier", "--verifier-child"],
+                                             descriptors: [.duplicate(pair[1], as: 3), .open("/dev/null", O_RDONLY, as: 0)])
+        } catch {
+            Log.warning("verifier: cannot start \(path) --verifier-child: \(error.errno); checking secrets in the daemon")
+            Self.close(pair[1])
+            Self.close(pair[0])
             return
         }
+        Self.close(pair[1])
         let fd = pair[0]
         do {
             try loop.register(fd, .readable) { [weak self] readiness in self?.readable(readiness) }
         } catch {
             Log.warning("verifier: \(error); checking secrets in the daemon")
-            close(fd)
-            kill(pid, SIGKILL)
-            waitpid(pid, nil, 0)
+            Self.close(fd)
+            end(process, killing: true)
             return
         }
-        child = (pid, fd)
-        Log.info("verifier: process \(pid) checks the secrets")
+        child = (process, fd)
+        Log.info("verifier: process \(process.pid) checks the secrets")
         for (_, p) in pending.sorted(by: { $0.key < $1.key }) { write(p.request, to: fd) }
+    }
+
+    /// Closes one end of the pair; an error is logged (the descriptor is gone either way).
+    private static func close(_ fd: Int32) {
+        do { try FileDescriptor(adopting: fd).close() } catch { Log.warning("verifier: \(error)") }
+    }
+
+    /// Waits for the child to end (with `killing`, first ends it) and says how it ended.
+    @discardableResult
+    private func end(_ process: ChildProcess, killing: Bool = false) -> ChildProcess.Termination? {
+        do {
+            if killing { try process.signal(SIGKILL) }
+            return try process.wait()
+        } catch {
+            Log.error("verifier: \(error)")
+            return nil
+        }
     }
 
     private func readable(_ readiness: IOReadiness) {
@@ -186,12 +192,12 @@ final class Verifier {
             }
         }
         loop.unregister(child.fd)
-        close(child.fd)
-        var status: Int32 = 0
-        waitpid(child.pid, &status, 0)
+        Self.close(child.fd)
+        let ended = end(child.process)
         self.child = nil
         restarts += 1
-        Log.error("verifier: process \(child.pid) ended (status \(status)); \(pending.count) request(s) to send again")
+        Log.error("verifier: process \(child.process.pid) ended (\(ended.map { "\($0)" } ?? "not reaped")); "
+                  + "\(pending.count) request(s) to send again")
         if restarts <= 5 {
             spawn()
         } else {
@@ -208,8 +214,8 @@ final class Verifier {
     func shutdown() {
         guard let child else { return }
         loop.unregister(child.fd)
-        close(child.fd)
-        waitpid(child.pid, nil, 0)
+        Self.close(child.fd)
+        end(child.process)
         self.child = nil
     }
 }

@@ -28,7 +28,7 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
         for (name, fd) in ServiceNotify.takeStored() {
             if name.hasPrefix("drm-card") && kept == nil { kept = ("/dev/dri/" + name.dropFirst(4), fd) } else {
                 Log.info("a descriptor named \(name) from systemd's store: not ours, closed")
-                close(fd)
+                _ = FileDescriptor(adopting: fd)  // closed through the seam
             }
         }
         let c = try DrmCard.open(loop: loop, connectors: config.displayConnectors, mode: config.displayMode,
@@ -326,8 +326,13 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
     control.messageHandler = { daemon.info.setMessage($0, by: "\($1)") }
-    if let group = getgrnam(config.socketGroup) {
-        do { try control.setGroup(group.pointee.gr_gid) } catch { fail("control socket: \(error)") }
+    let gid: gid_t?
+    do { gid = try GroupDatabase.id(named: config.socketGroup) } catch {
+        Log.warning("control: group '\(config.socketGroup)': \(error)")
+        gid = nil
+    }
+    if let gid {
+        do { try control.setGroup(gid) } catch { fail("control socket: \(error)") }
     } else {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
