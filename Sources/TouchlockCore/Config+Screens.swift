@@ -68,6 +68,16 @@ public struct Messages: Hashable, Sendable {
     public var enrollMismatch = "They did not match, start again"
     public init() {}
 
+    /// Every text the prompt's box shows, the numbers in them at their widest (a lockout's
+    /// wait of hours, a 12-digit code), for the layout to make room for the longest.
+    public func prompts(minimumLength: Int, codeLength: Int) -> [String] {
+        let wait = Interval.milliseconds(35_999_000)
+        return [patternPrompt, codePrompt, wrongPattern, wrongCode,
+                Self.fill(tooShort, ["min": minimumLength, "n": max(0, minimumLength - 1)]),
+                Self.fill(codeIncomplete, ["n": codeLength]), lockout(left: wait), lockout(left: wait, damagedRecord: true),
+                unlocked, enrollPattern, enrollPatternAgain, enrollCode, enrollCodeAgain, enrollMismatch]
+    }
+
     /// `template` with each `{name}` replaced.
     public static func fill(_ template: String, _ values: [String: Int]) -> String {
         fill(template, values.mapValues { String($0) })
@@ -234,7 +244,8 @@ extension LockScreen {
                                   theme: config.theme, toggleLabels: [st.messages.useCode, st.messages.usePattern],
                                   info: st.infoParts(message: message ?? (st.message != nil)),
                                   direction: TextDirection(of: st.methods == .code ? st.messages.codePrompt : st.messages.patternPrompt),
-                                  measure: measure)
+                                  measure: measure, prompts: st.messages.prompts(minimumLength: config.minimumLength,
+                                                                                  codeLength: st.codeLength))
         func patternLock() -> PatternLock {
             PatternLock(grid: layout.grid, minimumLength: config.minimumLength, repeats: config.patternRepeat)
         }

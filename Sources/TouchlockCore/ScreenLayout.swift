@@ -92,14 +92,16 @@ public struct ScreenLayout: Hashable, Sendable {
     public static let keyFraction = 10.0 / 11.0
 
     /// Lays out the screens of `methods` on `size`. `theme` sizes are in dp; `measure` says
-    /// how wide the switch's labels and the clock are drawn.
+    /// how wide the switch's labels, the clock and `prompts` (every text the prompt's box
+    /// shows) are drawn.
     public init(size: Size, density: Density, methods: ScreenSettings.Methods = .pattern, rows: Int = 3,
                 columns: Int = 3, hitFactor: Double = 0.6, codeLength: Int = 4, theme: Theme = Theme(),
                 toggleLabels: [String] = [], info parts: InfoParts = InfoParts(),
-                direction: TextDirection = .leftToRight, measure: any TextMeasure = EstimatedTextMeasure()) {
+                direction: TextDirection = .leftToRight, measure: any TextMeasure = EstimatedTextMeasure(),
+                prompts: [String] = []) {
         self.init(size: size, density: density, methods: methods, rows: rows, columns: columns, hitFactor: hitFactor,
                   codeLength: codeLength, theme: theme, toggleLabels: toggleLabels, info: parts, direction: direction,
-                  measure: measure, switchHeight: nil)
+                  measure: measure, prompts: prompts, switchHeight: nil)
         // On a screen too small for 48 dp targets the keys or the nodes shrink; the switch
         // shrinks with them, so that every target is alike, and gives them its room back:
         // its height goes halfway to theirs until both are within a pixel.
@@ -110,7 +112,7 @@ public struct ScreenLayout: Hashable, Sendable {
             height = (height + main) / 2
             self = ScreenLayout(size: size, density: density, methods: methods, rows: rows, columns: columns,
                                 hitFactor: hitFactor, codeLength: codeLength, theme: theme, toggleLabels: toggleLabels,
-                                info: parts, direction: direction, measure: measure, switchHeight: height)
+                                info: parts, direction: direction, measure: measure, prompts: prompts, switchHeight: height)
         }
     }
 
@@ -119,7 +121,7 @@ public struct ScreenLayout: Hashable, Sendable {
 
     private init(size: Size, density: Density, methods: ScreenSettings.Methods, rows: Int, columns: Int,
                  hitFactor: Double, codeLength: Int, theme: Theme, toggleLabels: [String], info parts: InfoParts,
-                 direction: TextDirection, measure: any TextMeasure, switchHeight: Double?) {
+                 direction: TextDirection, measure: any TextMeasure, prompts: [String], switchHeight: Double?) {
         self.size = size
         self.direction = direction
         self.density = density
@@ -141,6 +143,21 @@ public struct ScreenLayout: Hashable, Sendable {
         let fontPx = theme.fontSize * unit
         let promptPref = TextMetrics.lineHeight(fontPx) * 2
         let promptMin = TextMetrics.lineHeight(Self.minimumText * dp) * 2
+        /// The height the prompts need in a column `width` wide: `pref` (two lines at their
+        /// size, or more at 12 dp or more), or, for one that does not fit even so, as many
+        /// lines at 12 dp as it takes: the prompt takes that room from the grid or the keys
+        /// (down to their 48 dp) before it is cut.
+        func promptNeed(_ width: Double, _ pref: Double) -> Double {
+            let floorPx = Self.minimumText * dp
+            var need = pref
+            for p in prompts where !p.isEmpty && measure.width(p, size: fontPx) > width {
+                let set = TextMetrics.fit(p, width: width, height: pref, size: fontPx, minimum: floorPx, measure: measure)
+                guard set.lines.last?.hasSuffix("…") == true, !p.hasSuffix("…") else { continue }
+                let all = TextMetrics.wrap(p, width: width, height: h, size: floorPx, minimum: floorPx, measure: measure)
+                need = max(need, Double(all.lines.count) * TextMetrics.lineHeight(floorPx))
+            }
+            return need
+        }
 
         // The switch: a target high, as wide as its longer label needs.
         let both = methods == .both
@@ -199,7 +216,7 @@ public struct ScreenLayout: Hashable, Sendable {
             if let p = Self.largest(m.lo, m.hi, { m.width($0) <= width && m.height($0) <= room }) { return p }
             return Self.largest(1, m.lo, { m.width($0) <= width && m.height($0) <= height - promptMin }) ?? 1
         }
-        let promptInColumn = columns2 ? 0 : promptPref
+        let promptInColumn = columns2 ? 0 : promptNeed(colW, promptPref)
         let hasPattern = methods != .code, hasCode = methods != .pattern
         let codeMain = columns2 ? keypadAlone : keypadInColumn
         // The information area (clock, message, logo) above the prompt. In one column it
@@ -273,7 +290,7 @@ public struct ScreenLayout: Hashable, Sendable {
         if !columns2 {
             // One column: the information, the prompt, main, switch, centred as a block.
             let infoH = infoFitted.map { $0.sizes.height + gap } ?? 0
-            let promptH = max(0, min(promptPref, contentH - around - mainH - infoH))
+            let promptH = max(0, min(promptInColumn, contentH - around - mainH - infoH))
             let block = infoH + promptH + gap + mainH + (both ? gap + toggleH : 0)
             let top = margin + max(0, (contentH - block) / 2)
             let left = (w - colW) / 2
@@ -310,8 +327,9 @@ public struct ScreenLayout: Hashable, Sendable {
             let left = direction == .leftToRight ? start : start + rightW + gap
             let right = direction == .leftToRight ? start + leftW + gap : start
             let colW = leftW
+            let promptTall = promptNeed(colW, promptPref)
             let bandH = hasCode ? boxBand(pitch) : 0
-            var leftNeed = promptPref + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)
+            var leftNeed = promptTall + (hasCode ? gap + bandH : 0) + (both ? gap + toggleH : 0)
             if !parts.isEmpty {
                 infoFitted = infoFit(contentH - leftNeed - gap, width: colW)
                 if let f = infoFitted { leftNeed += f.sizes.height + gap } else { infoLeftOut = ["everything"] }
@@ -328,7 +346,7 @@ public struct ScreenLayout: Hashable, Sendable {
             if let f = infoFitted {
                 // The information, the prompt and the boxes one under another, centred
                 // above the switch; the prompt at the same place on both screens.
-                let promptH = promptPref
+                let promptH = promptTall
                 let stackH = f.sizes.height + gap + promptH + (hasCode ? gap + bandH : 0)
                 let stackTop = top + max(0, (aboveSwitch - top - stackH) / 2)
                 infoLayout = InfoLayout(area: rect(left, stackTop, colW, f.sizes.height), parts: f.parts, sizes: f.sizes,
@@ -347,7 +365,7 @@ public struct ScreenLayout: Hashable, Sendable {
                 }
             } else if hasPattern {
                 gridOrigin = Point(x: right + (rightW - pattern.width(cell)) / 2, y: midY - pattern.height(cell) / 2)
-                let promptH = min(promptPref, aboveSwitch - top)
+                let promptH = min(promptTall, aboveSwitch - top)
                 let cy = min(midY, aboveSwitch - promptH / 2)
                 patternPrompt = rect(left, cy - promptH / 2, colW, promptH)
             } else {
@@ -357,7 +375,7 @@ public struct ScreenLayout: Hashable, Sendable {
                 // The boxes at the middle (above the switch if it is in the way), the prompt above.
                 let by = min(midY - bandH / 2, aboveSwitch - bandH)
                 let band = rect(left, by, colW, bandH)
-                let promptH = max(0, min(promptPref, by - gap - top))
+                let promptH = max(0, min(promptTall, by - gap - top))
                 let prompt = rect(left, by - gap - promptH, colW, promptH)
                 let ky = midY - 2 * pitch
                 pad = CodePadLayout(boxes: boxes(in: band), keys: keys(left: right + (rightW - 3 * pitch) / 2, top: ky, pitch: pitch),

@@ -156,7 +156,7 @@ extension TextMetrics {
             if !line.isEmpty { lines.append(line) }
             return lines
         }
-        func room(_ s: Double) -> Int { max(1, Int(height / lineHeight(s))) }
+        func room(_ s: Double) -> Int { max(1, Int(height / lineHeight(s) + 1e-9)) }
         let low = min(minimum, size)
         if let s = ScreenLayout.largest(low, size, { set($0).count <= room($0) }) {
             return (set(s), s)

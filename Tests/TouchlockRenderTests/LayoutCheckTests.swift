@@ -298,3 +298,31 @@ let infoSettings: [(key: String, value: String)] = [
         }
     }
 }
+
+@Suite struct LongPromptTests {
+    /// A prompt that does not fit on two lines even at 12 dp takes room from the grid
+    /// (which stays at 48 dp targets) and is drawn whole on more lines, not cut.
+    @Test(arguments: [(Size(width: 240, height: 320), 143.0), (Size(width: 480, height: 272), 128.0)])
+    func aPromptTooLongForTwoLinesTakesRoomFromTheGridBeforeItIsCut(_ size: Size, _ dpi: Double) throws {
+        let long = "Zeichnen Sie Ihr persönliches Entsperrmuster über die neun Punkte, um das Gerät zu entsperren; "
+            + "nach fünf Fehlversuchen wird die Eingabe für eine Weile gesperrt"
+        var config = Config()
+        config.screens.messages.patternPrompt = long
+        let measure = DrawnTextMeasure(theme: config.theme)
+        let density = Density(dpi: dpi)
+        let lock = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0, measure: measure)
+        let text = lock.scene.promptText(measure)
+        let dp = dpi / 160
+        #expect(text.lines.joined(separator: " ") == long, "\(text.lines)")
+        #expect(text.lines.count > 2 && text.size >= 12 * dp - 0.01)
+        let grid = try #require(lock.pattern?.grid)
+        #expect(2 * grid.hitRadius >= 48 * dp - 0.5)
+        #expect(layoutProblems(lock, density: density, measure: measure) == [])
+        // Laid out without being told the prompt, its box holds two lines, and it would be cut.
+        let plain = ScreenLayout(size: size, density: density, theme: config.theme, measure: measure)
+        #expect(plain.patternPrompt.height < lock.scene.promptBox.height)
+        var cut = lock.scene
+        cut.promptBox = plain.patternPrompt
+        #expect(cut.promptText(measure).lines.last?.hasSuffix("…") == true)
+    }
+}
