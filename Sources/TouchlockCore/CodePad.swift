@@ -389,12 +389,13 @@ public struct CodePad: Sendable {
     }
 
     /// The event loop's timer reached `now`: the error hold, the reveal of the last digit
-    /// and the cursor's blink.
-    public mutating func timerFired(at now: Instant) -> [Action] {
+    /// and the cursor's blink. With `wakes` false (the pad is hidden, or waits out a
+    /// lockout) it asks for no timer: the screen's own timers wake it.
+    public mutating func timerFired(at now: Instant, wakes: Bool = true) -> [Action] {
         switch state {
         case .rejected(let until):
-            if now < until { return [.armTimer(until)] }
-            return newPrompt(at: now)
+            if now < until { return wakes ? [.armTimer(until)] : [] }
+            return newPrompt(at: now, wakes: wakes)
         case .entering:
             var out: [Action] = []
             if let r = revealUntil, now >= r {
@@ -402,19 +403,26 @@ public struct CodePad: Sendable {
                 out.append(.redraw)
             }
             if focused { out.append(.redraw) }  // the cursor's opacity may have changed
-            return out + wake(after: now)
+            return wakes ? out + wake(after: now) : out
         case .submitted, .accepted:
             return []
         }
     }
 
-    /// Back to an empty prompt (after an unlock, a lock request, a switch of method).
-    public mutating func reset(at now: Instant) -> [Action] {
-        newPrompt(at: now)
+    /// Back to an empty prompt (after a lock request, a switch of method). With `wakes`
+    /// false (a pad left hidden) its cursor asks for no timer until it is shown.
+    public mutating func reset(at now: Instant, wakes: Bool = true) -> [Action] {
+        newPrompt(at: now, wakes: wakes)
     }
 
-    private mutating func newPrompt(at now: Instant) -> [Action] {
-        let changed = state != .entering || !digits.isEmpty
+    /// Back to an empty prompt after an unlock: nothing of the code stays on screen,
+    /// nothing blinks, nothing is announced (only a redraw).
+    public mutating func clear(at now: Instant) -> [Action] {
+        newPrompt(at: now, wakes: false, announces: false)
+    }
+
+    private mutating func newPrompt(at now: Instant, wakes: Bool = true, announces: Bool = true) -> [Action] {
+        let changed = announces && (state != .entering || !digits.isEmpty)
         for i in digits.indices { digits[i] = 0 }
         digits.removeAll()
         state = .entering
@@ -429,7 +437,7 @@ public struct CodePad: Sendable {
         }
         var out: [Action] = [.redraw]
         if changed { out.append(.progress(entered: 0, of: length)) }
-        return out + wake(after: now)
+        return wakes ? out + wake(after: now) : out
     }
 
     /// The next moment something on the pad changes by itself, if any.

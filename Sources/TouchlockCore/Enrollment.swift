@@ -32,6 +32,50 @@ public struct Enrollment: Sendable {
         self.returnTo = returnTo
     }
 
+    /// What an attempt made while enrolling leads to.
+    public enum Outcome: Hashable, Sendable {
+        /// The first attempt is kept: it is asked for again.
+        case kept
+        /// Given twice alike: these bytes are the new secret, to be stored and wiped.
+        case confirmed([UInt8])
+        /// The second differs from the first: both are wiped, and it starts again.
+        case differ
+    }
+
+    /// Whether an enrollment of `method` may begin: nil if it may, else why not. It may
+    /// while unlocked, or while locked when no secret exists for `method`.
+    static func refusal(_ method: UnlockMethod, offered: Bool, session: Session.State,
+                        hasSecret: Bool) -> EnrollRefusal? {
+        if !offered { return .noPad(method) }
+        switch session {
+        case .unlocked: return nil
+        case .locked: return hasSecret ? .locked : nil
+        case .verifying, .storing, .wrong, .lockout, .storeFailed: return .busy(session.name)
+        }
+    }
+
+    /// An attempt (`secret` is wiped, or handed over in `confirmed`): the first is kept,
+    /// the second compared with it.
+    mutating func attempt(_ secret: inout [UInt8]) -> Outcome {
+        switch stage {
+        case .first:
+            keep(&secret)
+            Log.debug("enrollment: first \(method.rawValue) kept; asking again")
+            return .kept
+        case .confirm:
+            if matches(secret) {
+                Log.info("enrollment: the \(method.rawValue) was given twice alike")
+                let bytes = secret
+                secret = []
+                return .confirmed(bytes)
+            }
+            Enrollment.wipe(&secret)
+            restart()
+            Log.info("enrollment: the two \(method.rawValue)s differ; starting again")
+            return .differ
+        }
+    }
+
     /// Keeps the first attempt (the caller's copy is wiped) and asks for it again.
     mutating func keep(_ secret: inout [UInt8]) {
         Enrollment.wipe(&kept)

@@ -116,51 +116,6 @@ public struct LockScreen: Sendable {
         }
     }
 
-    /// The pads a screen has: a pattern grid, a code pad, or both with the one shown.
-    public enum Pads: Sendable {
-        case pattern(PatternLock)
-        case code(CodePad)
-        case both(PatternLock, CodePad, showing: UnlockMethod)
-
-        public var methods: ScreenSettings.Methods {
-            switch self {
-            case .pattern: .pattern
-            case .code: .code
-            case .both: .both
-            }
-        }
-
-        /// The method on screen.
-        public var showing: UnlockMethod {
-            switch self {
-            case .pattern: .pattern
-            case .code: .code
-            case .both(_, _, let m): m
-            }
-        }
-
-        public var pattern: PatternLock? {
-            switch self {
-            case .pattern(let p), .both(let p, _, _): p
-            case .code: nil
-            }
-        }
-
-        public var code: CodePad? {
-            switch self {
-            case .code(let c), .both(_, let c, _): c
-            case .pattern: nil
-            }
-        }
-
-        public func offers(_ method: UnlockMethod) -> Bool {
-            switch (self, method) {
-            case (.pattern, .pattern), (.code, .code), (.both, _): true
-            case (.pattern, .code), (.code, .pattern): false
-            }
-        }
-    }
-
     /// Who has the display and the input. The lock screen holds them from the start; after
     /// an unlock they are handed over to the kiosk app, and asked back to lock again or to
     /// enroll a secret on the screen.
@@ -187,35 +142,17 @@ public struct LockScreen: Sendable {
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
     public private(set) var hold = Hold.held
-    /// While unlocked and handed over, lock again after this long with no touch or key.
-    public var idleLock: Interval?
-    /// The last touch or key, on any device, whether the screen takes it or not.
-    private var lastActivity = Instant(microseconds: 0)
-    /// While locked and untouched this long, the screen is switched off (nil: never).
-    public var blankAfter: Interval?
-    /// The screen is off: nothing wakes the loop but the session's own deadline.
-    public private(set) var blanked = false
-    /// Fingers that landed while input was blocked, or on the switch: ignored until they lift.
-    private var ignored: Set<Int> = []
-    /// Contacts the pads are given, followed to find those that rest without moving
-    /// (`StillContacts`); `stale` are those found: ignored until they lift, and not
-    /// counted as activity (they keep no screen awake).
-    public var stillContacts: StillContacts
-    /// The fingers passed to the pads and down now, with their last point.
-    private var down: [Int: Point] = [:]
-    /// The finger the pad on screen follows (the first one down).
-    private var driver: Int?
-    /// A finger on the switch between pattern and code: it switches when it lifts there.
-    private var switchPress: (id: Int, inside: Bool)?
-    private var notice: String?
+    /// Which contacts reach the pads: the first finger, palms, stuck contacts, the switch.
+    public private(set) var fingers: Fingers
+    /// The screen's power (blanking) and the idle lock.
+    public private(set) var power = Power()
+    /// What the prompt says besides the state's instruction.
+    private var promptText = Prompt()
     /// The time of the last event: what the scene is drawn as of.
     public private(set) var now = Instant(microseconds: 0)
     /// An enrollment of a new secret under way: attempts are kept and compared, never
     /// verified, and never count as failures.
     public private(set) var enrollment: Enrollment?
-    /// The lockout under way stands for a damaged or unreadable state file: the prompt
-    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
-    public var damagedRecord = false
     /// What the information area says now: the time and date (given by the daemon each
     /// minute), the message shown.
     public private(set) var info = InfoText()
@@ -225,7 +162,7 @@ public struct LockScreen: Sendable {
         self.session = session
         self.builder = builder
         if case .both = pads { self.toggleRect = toggle } else { self.toggleRect = nil }
-        stillContacts = StillContacts(jitter: StillContacts.jitterDp * (builder.layout?.density.px ?? 1))
+        fingers = Fingers(stillContacts: StillContacts(jitter: StillContacts.jitterDp * (builder.layout?.density.px ?? 1)))
     }
 
     public var pattern: PatternLock? { pads.pattern }
@@ -233,6 +170,31 @@ public struct LockScreen: Sendable {
     public var methods: ScreenSettings.Methods { pads.methods }
     /// The method on screen.
     public var active: UnlockMethod { pads.showing }
+
+    /// While unlocked and handed over, lock again after this long with no touch or key.
+    public var idleLock: Interval? {
+        get { power.idleLock }
+        set { power.idleLock = newValue }
+    }
+    /// While locked and untouched this long, the screen is switched off (nil: never).
+    public var blankAfter: Interval? {
+        get { power.blankAfter }
+        set { power.blankAfter = newValue }
+    }
+    /// The screen is off: nothing wakes the loop but the session's own deadline.
+    public var blanked: Bool { power.blanked }
+    /// Contacts the pads are given, followed to find those that rest without moving
+    /// (`StillContacts`): ignored until they lift, and not counted as activity.
+    public var stillContacts: StillContacts {
+        get { fingers.stillContacts }
+        set { fingers.stillContacts = newValue }
+    }
+    /// The lockout under way stands for a damaged or unreadable state file: the prompt
+    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
+    public var damagedRecord: Bool {
+        get { promptText.damagedRecord }
+        set { promptText.damagedRecord = newValue }
+    }
 
     public var scene: Scene {
         var s: Scene
@@ -257,11 +219,10 @@ public struct LockScreen: Sendable {
         if let r = toggleRect, enrollment == nil, s.boxes.count + s.nodes.count > 0 {
             let label = active == .pattern ? builder.messages.useCode : builder.messages.usePattern
             s.toggle = builder.toggle(label, at: r, session: shown)
-            s.toggle?.pressed = switchPress?.inside ?? false
+            s.toggle?.pressed = fingers.switchPressed
         }
         return s
     }
-
     /// This lock screen (its session, pads and prompt) drawn in the layout of `view`, the
     /// same lock screen made for another output's size and density.
     public func scene(laidOutAs view: LockScreen) -> Scene {
@@ -296,7 +257,7 @@ public struct LockScreen: Sendable {
     public mutating func setInfo(_ text: InfoText) -> [Action] {
         guard text != info else { return [] }
         info = text
-        return blanked ? [] : [.redraw]
+        return power.blanked ? [] : [.redraw]
     }
 
     /// A point on `view` (another output's layout of this lock screen) at the same place
@@ -326,93 +287,21 @@ public struct LockScreen: Sendable {
 
     /// What the prompt says now.
     public var prompt: String {
-        let m = builder.messages
-        if let e = enrollment {
-            if let notice { return notice }
-            switch (e.method, e.stage) {
-            case (.pattern, .first): return m.enrollPattern
-            case (.pattern, .confirm): return m.enrollPatternAgain
-            case (.code, .first): return m.enrollCode
-            case (.code, .confirm): return m.enrollCodeAgain
-            }
-        }
-        switch session.state {
-        case .locked, .verifying, .storing:
-            if let notice, machineIdle { return notice }
-            return active == .pattern ? m.patternPrompt : m.codePrompt
-        case .wrong(let method, _):
-            return method == .pattern ? m.wrongPattern : m.wrongCode
-        case .lockout(let until):
-            let left = max(0, (until - now).microseconds)
-            return m.lockout(left: Interval(microseconds: left), damagedRecord: damagedRecord)
-        case .storeFailed(let reason):
-            return "Locked: cannot record the attempt (\(reason)). Touch to retry"
-        case .unlocked:
-            return m.unlocked
-        }
+        promptText.text(Prompt.Screen(session: session, enrollment: enrollment, showing: active,
+                                      padIdle: pads.idle, now: now), builder.messages)
     }
 
     /// Whether touches and keys reach the gesture machines.
     private var takesInput: Bool { enrollment != nil || session.acceptsInput }
 
-    private var machineIdle: Bool {
-        switch pads {
-        case .pattern(let p), .both(let p, _, .pattern): p.state == .idle
-        case .code(let c), .both(_, let c, .code): c.state == .entering
-        }
+    private var isUnlocked: Bool {
+        if case .unlocked = session.state { return true }
+        return false
     }
 
-    // MARK: the pads
-
-    /// Runs `body` on the pattern machine, if the screen has one, and carries out what it asks.
-    private mutating func onPattern(at now: Instant, _ body: (inout PatternLock) -> [PatternLock.Action]) -> [Action] {
-        let actions: [PatternLock.Action]
-        switch pads {
-        case .pattern(var p):
-            actions = body(&p)
-            pads = .pattern(p)
-        case .both(var p, let c, let showing):
-            actions = body(&p)
-            pads = .both(p, c, showing: showing)
-        case .code:
-            return []
-        }
-        return apply(actions, at: now)
-    }
-
-    /// Runs `body` on the code pad, if the screen has one, and carries out what it asks
-    /// (those `keep` lets through).
-    private mutating func onCode(at now: Instant, keep: (CodePad.Action) -> Bool = { _ in true },
-                                 _ body: (inout CodePad) -> [CodePad.Action]) -> [Action] {
-        let actions: [CodePad.Action]
-        switch pads {
-        case .code(var c):
-            actions = body(&c)
-            pads = .code(c)
-        case .both(let p, var c, let showing):
-            actions = body(&c)
-            pads = .both(p, c, showing: showing)
-        case .pattern:
-            return []
-        }
-        return apply(actions.filter(keep), at: now)
-    }
-
-    private static func noTimer(_ a: CodePad.Action) -> Bool {
-        if case .armTimer = a { return false }
-        return true
-    }
-
-    /// Shows `method` (with both methods; the others show their one pad).
-    private mutating func show(_ method: UnlockMethod) {
-        if case .both(let p, let c, _) = pads { pads = .both(p, c, showing: method) }
-    }
-
-    /// Both pads start over.
-    private mutating func resetPads(at now: Instant, codeTimers: Bool) -> [Action] {
-        onPattern(at: now) { $0.reset() }
-            + onCode(at: now, keep: codeTimers ? { _ in true } : Self.noTimer) { $0.reset(at: now) }
-    }
+    /// A redraw, while the screen is on; while it is off nothing is drawn (waking draws
+    /// the whole scene).
+    private var redraw: [Action] { power.lit ? [.redraw] : [] }
 
     // MARK: events
 
@@ -420,9 +309,8 @@ public struct LockScreen: Sendable {
     /// code pad's cursor starts blinking from here).
     public mutating func begin(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        let prompt = active == .code ? onCode(at: now) { $0.reset(at: now) } : [.redraw]
-        lastActivity = max(lastActivity, now)
-        return [.grabInput] + prompt + (blankAfter.map { [.armTimer(now + $0)] } ?? [])
+        let prompt = active == .code ? apply(pads.onCode { $0.reset(at: now) }, at: now) : [.redraw]
+        return [.grabInput] + prompt + apply(power.shownLocked(at: now), at: now)
     }
 
     /// Instead of `begin`, when the daemon before this one was unlocked and had handed the
@@ -434,10 +322,7 @@ public struct LockScreen: Sendable {
         self.now = max(self.now, now)
         guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
         hold = .released
-        lastActivity = max(lastActivity, now)
-        var out: [Action] = [.redraw]
-        if let idle = idleLock { out.append(.armTimer(lastActivity + idle)) }
-        return out
+        return [.redraw] + apply(power.handedOver(at: now), at: now)
     }
 
     /// Resumes a session restored from storage: arms the lockout deadline and countdown.
@@ -450,122 +335,29 @@ public struct LockScreen: Sendable {
     public mutating func touches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
         self.now = max(self.now, now)
         // A stale contact is gone for the screen until it lifts: its jitter wakes nothing.
-        let touches = stillContacts.withoutStale(touches)
+        let touches = fingers.admit(touches)
         if touches.isEmpty { return [] }
-        lastActivity = max(lastActivity, now)
-        var out = giveWayStale(at: now)
+        power.activity(at: now)
+        var out = apply(fingers.rested(at: now), at: now)
         out += passTouches(touches, at: now)
-        if let t = stillContacts.timer(at: now) { out.append(.armTimer(t)) }
-        return out
-    }
-
-    /// Contacts that have rested too long stop holding the pad (`StillContacts`): lifted
-    /// for it where nothing is chosen or pressed (a pattern they started is dropped, not
-    /// submitted), and ignored until they lift.
-    private mutating func giveWayStale(at now: Instant) -> [Action] {
-        var out: [Action] = []
-        for id in stillContacts.stale(at: now) where down[id] != nil {
-            Log.info("lock screen: touch \(id) has not moved for \(stillContacts.after.milliseconds / 1000) s; ignored until it lifts")
-            if case .drawing(let touch, _, _)? = pattern?.state, touch == id, active == .pattern {
-                out += onPattern(at: now) { $0.reset() }
-            }
-            out += feedPads([ScreenTouch(id: id, phase: .ended, point: Point(x: -1, y: -1))], at: now)
-        }
+        out += apply(fingers.timer(at: now), at: now)
         return out
     }
 
     private mutating func passTouches(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
-        if blanked {
-            // The touch that wakes the screen is not input: its fingers are ignored
-            // until they lift, so it selects no node and presses no key.
-            for t in touches where t.phase != .ended { ignored.insert(t.id) }
-            for t in touches {
-                down[t.id] = nil
-                stillContacts.forget(t.id)
-                if driver == t.id { driver = nil }
-            }
+        if power.blanked {
+            // The touch that wakes the screen is not input.
+            fingers.woke(by: touches)
             return wake(at: now)
         }
-        var passed: [ScreenTouch] = []
         var out: [Action] = []
         // A touch retries a record that could not be stored.
         if enrollment == nil, case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
             out += sessionActions(session.retryStore(at: now), at: now)
         }
-        for t in touches {
-            if let press = switchPress, press.id == t.id {
-                // Pressed while the finger is on it; it acts when the finger lifts there.
-                let inside = toggleRect?.contains(t.point) ?? false
-                if t.phase == .ended {
-                    switchPress = nil
-                    out.append(.redraw)
-                    if inside && machineIdle && takesInput { out += switchMethod(at: now) }
-                } else if inside != press.inside {
-                    switchPress = (t.id, inside)
-                    out.append(.redraw)
-                }
-                continue
-            }
-            if ignored.contains(t.id) {
-                if t.phase == .ended { ignored.remove(t.id) }
-                continue
-            }
-            if t.phase == .began && !takesInput {
-                ignored.insert(t.id)
-                continue
-            }
-            if t.phase == .began, enrollment == nil, let r = toggleRect, r.contains(t.point), machineIdle, passed.isEmpty,
-               switchPress == nil {
-                switchPress = (t.id, true)
-                out.append(.redraw)
-                continue
-            }
-            if t.phase == .began, let d = driver, let p = down[d], d / ScreenTouch.panelStride != t.panel, !driverHasDrawn {
-                // A contact resting on another panel (a palm, a stuck IR frame) gives way
-                // to a finger on this one: it is lifted for the pad and ignored from here.
-                Log.debug("lock screen: touch \(d) on panel \(d / ScreenTouch.panelStride) gives way to panel \(t.panel)")
-                out += feedPads([ScreenTouch(id: d, phase: .ended, point: active == .pattern ? p : Point(x: -1, y: -1))], at: now)
-                down[d] = nil
-                stillContacts.forget(d)
-                ignored.insert(d)
-                driver = nil
-            }
-            passed.append(t)
-        }
-        if passed.isEmpty { return out }
-        if notice != nil, passed.contains(where: { $0.phase == .began }) {
-            notice = nil
-            out.append(.redraw)
-        }
-        return out + feedPads(passed, at: now)
-    }
-
-    /// Passes touches to the pad on screen, keeping which fingers are down.
-    private mutating func feedPads(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
-        for t in touches {
-            stillContacts.track(t, at: now)
-            switch t.phase {
-            case .began, .moved, .stationary:
-                if down.isEmpty && t.phase == .began { driver = t.id }
-                down[t.id] = t.point
-            case .ended:
-                down[t.id] = nil
-                if driver == t.id { driver = nil }
-            }
-        }
-        switch active {
-        case .pattern: return onPattern(at: now) { $0.handle(touches, at: now) }
-        case .code: return onCode(at: now) { $0.handle(touches, at: now) }
-        }
-    }
-
-    /// Whether the finger the pad follows has done anything yet: chosen a node. (A key
-    /// press does nothing before it is released.)
-    private var driverHasDrawn: Bool {
-        switch active {
-        case .pattern: !(pattern?.path.isEmpty ?? true)
-        case .code: false
-        }
+        let screen = Fingers.Screen(takesInput: takesInput, toggle: toggleRect,
+                                    switchable: enrollment == nil && pads.idle, driverHasDrawn: pads.drawn)
+        return out + apply(fingers.touches(touches, on: screen, at: now), at: now)
     }
 
     /// A key of the code pad typed on a hardware keypad. It shows the code pad when both
@@ -578,26 +370,20 @@ public struct LockScreen: Sendable {
             guard enrollment == nil, pattern?.state == .idle else { return [] }
             out += switchMethod(at: now)
         }
-        notice = nil
-        return out + onCode(at: now) { $0.key(k, at: now) }
+        promptText.clear()
+        return out + apply(pads.onCode { $0.key(k, at: now) }, at: now)
     }
 
     private mutating func switchMethod(at now: Instant) -> [Action] {
-        notice = nil
-        let next: UnlockMethod = active == .pattern ? .code : .pattern
-        // The pad left behind starts over; a pad shown from here blinks only once shown.
-        var out = resetPads(at: now, codeTimers: next == .code)
-        show(next)
-        Log.debug("lock screen: switched to \(next.rawValue)")
-        out.append(.redraw)
-        return out
+        promptText.clear()
+        return apply(pads.switchMethod(at: now), at: now) + [.redraw]
     }
 
     /// A key from a hardware keypad or keyboard: digits, backspace and enter work the
     /// code pad as its own keys do; escape clears what was typed.
     public mutating func hardwareKey(_ key: KeyInput, at now: Instant) -> [Action] {
-        lastActivity = max(lastActivity, now)
-        if blanked {
+        power.activity(at: now)
+        if power.blanked {
             self.now = max(self.now, now)
             return wake(at: now)  // the key wakes the screen and types nothing
         }
@@ -608,7 +394,7 @@ public struct LockScreen: Sendable {
         case .escape:
             self.now = max(self.now, now)
             guard active == .code, takesInput else { return [] }
-            return onCode(at: now) { $0.reset(at: now) } + [.redraw]
+            return apply(pads.onCode { $0.reset(at: now) }, at: now) + [.redraw]
         }
     }
 
@@ -652,7 +438,7 @@ public struct LockScreen: Sendable {
             case .lockout(let until):
                 out.append(.notify(.lockout(until: until)))
             case .armTimer(let t): out.append(.armTimer(t))
-            case .stateChanged: out.append(.redraw)
+            case .stateChanged: out += redraw
             case .verify(let m):
                 if let a = waiting.first, a.method == m {
                     out.append(.verify(a))
@@ -669,115 +455,71 @@ public struct LockScreen: Sendable {
     /// Tells the machine of `m` the verdict on its submitted attempt. A verdict for an
     /// attempt no longer on screen (a failure stored after a retry) changes nothing.
     private mutating func verdict(_ m: UnlockMethod, accepted: Bool, at now: Instant) -> [Action] {
-        let hold = session.errorHold
-        switch m {
-        case .pattern:
-            guard case .submitted = pattern?.state else { return [] }
-            return onPattern(at: now) { $0.verdict(accepted: accepted, at: now, errorHold: hold) }
-        case .code:
-            guard code?.state == .submitted else { return [] }
-            return onCode(at: now) { $0.verdict(accepted: accepted, at: now, errorHold: hold) }
-        }
+        guard pads.submitted(m) else { return [] }
+        return apply(pads.verdict(m, accepted: accepted, at: now, errorHold: session.errorHold), at: now)
     }
 
-    /// During a lockout the countdown changes every second: wake at the next whole second.
+    /// During a lockout the countdown changes every second: wake at the next whole second
+    /// (while the screen is on: off, only the lockout's end wakes it).
     private func countdownTick() -> [Action] {
-        guard case .lockout(let until) = session.state, now < until else { return [] }
+        guard power.lit, case .lockout(let until) = session.state, now < until else { return [] }
         let left = (until - now).microseconds
         let step = left % 1_000_000 == 0 ? 1_000_000 : left % 1_000_000
         return [.armTimer(now + Interval(microseconds: step))]
     }
 
+    /// The timer reached `now`. Whether the screen goes off is settled first: from then
+    /// on nothing is redrawn, and nothing but the session's deadline is armed.
     public mutating func timer(at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        var out = giveWayStale(at: now)
-        if let t = stillContacts.timer(at: now) { out.append(.armTimer(t)) }
+        let blank = power.blankTimer(at: now, shownLocked: hold == .held && enrollment == nil && !isUnlocked)
+        var out = apply(fingers.rested(at: now), at: now)
+        if power.lit { out += apply(fingers.timer(at: now), at: now) }
         let wasLockout: Bool
         if case .lockout = session.state { wasLockout = true } else { wasLockout = false }
         for a in session.timerFired(at: now) {
             switch a {
             case .armTimer(let t): out.append(.armTimer(t))
-            case .stateChanged: out.append(.redraw)
+            case .stateChanged: out += redraw
             case .verify, .store, .unlocked, .failed, .storeFailed, .lockout:
                 Log.bug("lock screen: session action \(a) on a timer")
             }
         }
         if wasLockout {
-            if session.lockedOutUntil == nil { damagedRecord = false }
-            out.append(.redraw)
+            if session.lockedOutUntil == nil { promptText.damagedRecord = false }
+            out += redraw
             out += countdownTick()
         }
         if case .unlocked(_, let at) = session.state, now >= at + acceptHold {
-            if case .accepted = pattern?.state { out += onPattern(at: now) { $0.reset() } }
+            if case .accepted = pattern?.state { out += apply(pads.onPattern { $0.reset() }, at: now) }
             if code?.state == .accepted {
                 // Nothing of the code stays on screen; nothing blinks, nothing is announced.
-                out += onCode(at: now, keep: { a in
-                    switch a {
-                    case .armTimer, .progress: false
-                    case .redraw, .submit, .incomplete: true
-                    }
-                }) { $0.reset(at: now) }
+                out += apply(pads.onCode { $0.clear(at: now) }, at: now)
             }
             if hold == .held, enrollment == nil {
                 // The screen is cleared: hand it over.
                 out += handOver(at: now)
             }
         }
-        if let after = blankAfter, hold == .held, enrollment == nil, !blanked, !isUnlocked {
-            if now >= lastActivity + after {
-                Log.info("lock screen: nothing touched for \(after.milliseconds / 1000) s; blanking")
-                blanked = true
-                out.append(.blankDisplay)
-            } else {
-                out.append(.armTimer(lastActivity + after))
-            }
-        }
-        if blanked {
-            // Off: no countdown, no cursor; only the session's deadline may wake the loop.
-            let deadline = session.lockedOutUntil
-            out.removeAll { a in
-                switch a {
-                case .armTimer(let t): t != deadline
-                case .redraw: true
-                default: false
-                }
-            }
-        }
-        if let idle = idleLock, hold == .released, case .unlocked = session.state {
-            // One wake-up per idle period at most: the timer is armed from the last
-            // activity, never polled.
-            if now >= lastActivity + idle {
-                Log.info("lock screen: nothing touched for \(idle.milliseconds / 1000) s; locking")
-                out += lock(at: now)
-            } else {
-                out.append(.armTimer(lastActivity + idle))
-            }
-        }
-        out += onPattern(at: now) { $0.timerFired(at: now) }
-        // Only the pad on screen animates, and only while it takes input: a hidden pad,
-        // or one waiting out a lockout, has no cursor and needs no wake-ups.
-        let animate = active == .code && takesInput
-        out += onCode(at: now, keep: animate ? { _ in true } : Self.noTimer) { $0.timerFired(at: now) }
+        out += apply(blank, at: now)
+        out += apply(power.idleTimer(at: now, handedOver: hold == .released && isUnlocked), at: now)
+        // Only the pad on screen animates, and only while it takes input and the screen is
+        // on: a hidden pad, one waiting out a lockout, or a dark screen has no cursor and
+        // needs no wake-ups.
+        out += apply(pads.timerFired(at: now, codeWakes: active == .code && takesInput && power.lit), at: now)
         if wasLockout, enrollment == nil, active == .code, session.acceptsInput {
-            // The lockout is over: the cursor blinks again from now.
-            out += onCode(at: now) { $0.reset(at: now) }
+            // The lockout is over: the cursor blinks again from now (or from waking).
+            out += apply(pads.onCode { $0.reset(at: now, wakes: power.lit) }, at: now)
         }
         return out
     }
 
-    private var isUnlocked: Bool {
-        if case .unlocked = session.state { return true }
-        return false
-    }
-
     /// The screen comes back on: the countdown and the cursor go on from now.
     private mutating func wake(at now: Instant) -> [Action] {
-        blanked = false
-        Log.info("lock screen: woken")
-        var out: [Action] = [.wakeDisplay, .redraw]
+        var out = apply(power.wake(at: now), at: now)
+        out.append(.redraw)
         out += countdownTick()
-        if active == .code && takesInput { out += onCode(at: now) { $0.timerFired(at: now) } }
-        if let after = blankAfter { out.append(.armTimer(now + after)) }
+        if active == .code && takesInput { out += apply(pads.onCode { $0.timerFired(at: now) }, at: now) }
         return out
     }
 
@@ -809,11 +551,9 @@ public struct LockScreen: Sendable {
         }
         _ = session.lock()
         var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
-        out += resetPads(at: now, codeTimers: true)
+        out += apply(pads.reset(at: now, codeWakes: true), at: now)
         out += [.grabInput, .redraw, .notify(.locked)]
-        lastActivity = max(lastActivity, now)
-        if let b = blankAfter { out.append(.armTimer(now + b)) }
-        return out
+        return out + apply(power.shownLocked(at: now), at: now)
     }
 
     /// The display asked for by `takeDisplay` is ours again (it is drawn whole).
@@ -849,53 +589,93 @@ public struct LockScreen: Sendable {
         }
     }
 
+    /// The display goes to the kiosk app; the idle time counts from here.
+    private mutating func handOver(at now: Instant) -> [Action] {
+        hold = .released
+        return [.releaseDisplay] + apply(power.handedOver(at: now), at: now)
+    }
+
     /// Root cleared the lockout on purpose (`touchlockctl lockout --reset`): no failures,
     /// input taken again. Refused while an attempt is being checked or stored.
     public mutating func resetLockout(at now: Instant) throws(EnrollRefusal) -> [Action] {
         self.now = max(self.now, now)
         guard session.resetLockout() else { throw .busy(session.state.name) }
-        damagedRecord = false
+        promptText.damagedRecord = false
         var out: [Action] = [.redraw]
-        if enrollment == nil, active == .code, session.acceptsInput { out += onCode(at: now) { $0.reset(at: now) } }
+        if enrollment == nil, active == .code, session.acceptsInput {
+            out += apply(pads.onCode { $0.reset(at: now) }, at: now)
+        }
         return out
     }
 
-    // MARK: the pads' actions
+    // MARK: what the parts ask for
 
-    private mutating func apply(_ actions: [PatternLock.Action], at now: Instant) -> [Action] {
+    private mutating func apply(_ actions: [Fingers.Action], at now: Instant) -> [Action] {
         var out: [Action] = []
         for a in actions {
             switch a {
-            case .redraw: out.append(.redraw)
-            case .armTimer(let t): out.append(.armTimer(t))
-            case .tooShort(let n, let minimum):
-                notice = Messages.fill(builder.messages.tooShort, ["min": minimum, "n": n])
+            case .redrawSwitch:
                 out.append(.redraw)
-            case .submit(let p):
+            case .switchReleased:
+                if pads.idle && takesInput { out += switchMethod(at: now) }
+            case .gaveWay(let id, let p):
+                // Lifted where it is on the grid (it chose nothing), off the keys on the pad.
+                let at = active == .pattern ? p : Point(x: -1, y: -1)
+                out += apply(pads.handle([ScreenTouch(id: id, phase: .ended, point: at)], at: now), at: now)
+            case .rested(let id):
+                // Lifted where nothing is chosen or pressed: a pattern it started is
+                // dropped, not submitted.
+                if case .drawing(let touch, _, _)? = pattern?.state, touch == id, active == .pattern {
+                    out += apply(pads.onPattern { $0.reset() }, at: now)
+                }
+                out += apply(pads.handle([ScreenTouch(id: id, phase: .ended, point: Point(x: -1, y: -1))], at: now),
+                             at: now)
+            case .pass(let touches):
+                if touches.contains(where: { $0.phase == .began }), promptText.clear() { out.append(.redraw) }
+                out += apply(pads.handle(touches, at: now), at: now)
+            case .armTimer(let t):
+                out.append(.armTimer(t))
+            }
+        }
+        return out
+    }
+
+    private mutating func apply(_ actions: [Power.Action], at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for a in actions {
+            switch a {
+            case .blank: out.append(.blankDisplay)
+            case .wake: out.append(.wakeDisplay)
+            case .lock: out += lock(at: now)
+            case .armTimer(let t): out.append(.armTimer(t))
+            }
+        }
+        return out
+    }
+
+    private mutating func apply(_ actions: [Pads.Action], at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for a in actions {
+            switch a {
+            case .pattern(.redraw), .code(.redraw): out += redraw
+            case .pattern(.armTimer(let t)), .code(.armTimer(let t)): out.append(.armTimer(t))
+            case .pattern(.tooShort(let n, let minimum)):
+                promptText.show(Messages.fill(builder.messages.tooShort, ["min": minimum, "n": n]))
+                out += redraw
+            case .code(.incomplete(_, let n)):
+                promptText.show(Messages.fill(builder.messages.codeIncomplete, ["n": n]))
+                out += redraw
+            case .code(.progress(let e, let n)):
+                // Subscribers follow unlock attempts, not a new secret being typed.
+                if enrollment == nil { out.append(.notify(.progress(entered: e, total: n))) }
+            case .pattern(.submit(let p)):
                 if enrollment != nil {
                     var bytes = p.secretBytes
                     out += enrollAttempt(.pattern, &bytes, at: now)
                 } else {
                     out += submit(.pattern(p), at: now)
                 }
-            }
-        }
-        return out
-    }
-
-    private mutating func apply(_ actions: [CodePad.Action], at now: Instant) -> [Action] {
-        var out: [Action] = []
-        for a in actions {
-            switch a {
-            case .redraw: out.append(.redraw)
-            case .armTimer(let t): out.append(.armTimer(t))
-            case .progress(let e, let n):
-                // Subscribers follow unlock attempts, not a new secret being typed.
-                if enrollment == nil { out.append(.notify(.progress(entered: e, total: n))) }
-            case .incomplete(_, let n):
-                notice = Messages.fill(builder.messages.codeIncomplete, ["n": n])
-                out.append(.redraw)
-            case .submit(let c):
+            case .code(.submit(let c)):
                 if enrollment != nil {
                     var bytes = c.secretBytes
                     out += enrollAttempt(.code, &bytes, at: now)
@@ -924,11 +704,9 @@ public struct LockScreen: Sendable {
                                          at now: Instant) throws(EnrollRefusal) -> [Action] {
         self.now = max(self.now, now)
         if enrollment != nil { throw .enrolling }
-        if !pads.offers(method) { throw .noPad(method) }
-        switch session.state {
-        case .unlocked: break
-        case .locked: if hasSecret { throw .locked }
-        case .verifying, .storing, .wrong, .lockout, .storeFailed: throw .busy(session.state.name)
+        if let refusal = Enrollment.refusal(method, offered: pads.offers(method), session: session.state,
+                                            hasSecret: hasSecret) {
+            throw refusal
         }
         switch hold {
         case .held:
@@ -943,12 +721,12 @@ public struct LockScreen: Sendable {
 
     private mutating func startEnrollment(_ method: UnlockMethod, at now: Instant) -> [Action] {
         enrollment = Enrollment(method: method, returnTo: active)
-        notice = nil
+        promptText.clear()
         Log.info("lock screen: enrolling a \(method.rawValue)")
         var out: [Action] = []
         if case .unlocked = session.state { out.append(.grabInput) }
-        out += resetPads(at: now, codeTimers: method == .code)
-        show(method)
+        out += apply(pads.reset(at: now, codeWakes: method == .code), at: now)
+        pads.show(method)
         return out + [.redraw]
     }
 
@@ -970,14 +748,14 @@ public struct LockScreen: Sendable {
     /// Back to the screen shown before; the kept attempt is wiped. While unlocked, the
     /// display and the input are handed over again.
     private mutating func endEnrollment(at now: Instant) -> [Action] {
-        guard enrollment != nil else { return [] }
-        enrollment!.restart()
-        let back = enrollment!.returnTo
+        // Wiped in place: a copy of the enrollment would keep the first attempt.
+        enrollment?.restart()
+        guard let back = enrollment?.returnTo else { return [] }
         enrollment = nil
-        notice = nil
-        show(back)
+        promptText.clear()
+        pads.show(back)
         // The pad starts a new prompt; it blinks only if it is shown and takes input.
-        var out = resetPads(at: now, codeTimers: active == .code && session.acceptsInput)
+        var out = apply(pads.reset(at: now, codeWakes: active == .code && session.acceptsInput), at: now)
         out.append(.redraw)
         if case .unlocked = session.state, hold == .held {
             out.append(.releaseInput)
@@ -986,58 +764,26 @@ public struct LockScreen: Sendable {
         return out
     }
 
-    /// The display goes to the kiosk app; the idle time counts from here.
-    private mutating func handOver(at now: Instant) -> [Action] {
-        hold = .released
-        lastActivity = max(lastActivity, now)
-        var out: [Action] = [.releaseDisplay]
-        if let idle = idleLock { out.append(.armTimer(lastActivity + idle)) }
-        return out
-    }
-
     /// An attempt made while enrolling (`secret` is wiped or handed over): the first is
     /// kept, the second compared with it.
     private mutating func enrollAttempt(_ method: UnlockMethod, _ secret: inout [UInt8], at now: Instant) -> [Action] {
-        // Only the stage is read: a copy of the enrollment would keep the first attempt
-        // from being wiped in place.
-        guard let stage = enrollment?.stage, enrollment?.method == method else {
+        // Worked on in place: a copy of the enrollment would keep the first attempt from
+        // being wiped.
+        guard enrollment?.method == method, let outcome = enrollment?.attempt(&secret) else {
             Log.bug("lock screen: a \(method.rawValue) attempt while enrolling \(enrollment?.method.rawValue ?? "nothing")")
             Enrollment.wipe(&secret)
             return []
         }
-        switch stage {
-        case .first:
-            enrollment!.keep(&secret)
-            notice = nil
-            Log.debug("enrollment: first \(method.rawValue) kept; asking again")
-            return resetMachine(method, at: now) + [.redraw]
-        case .confirm:
-            if enrollment!.matches(secret) {
-                Log.info("enrollment: the \(method.rawValue) was given twice alike")
-                let bytes = secret
-                secret = []
-                // Stored first; the hand-over (if unlocked) follows the screen's return.
-                let end = endEnrollment(at: now)
-                return [.enroll(method, bytes)] + end
-            }
-            Enrollment.wipe(&secret)
-            enrollment!.restart()
-            notice = builder.messages.enrollMismatch
-            Log.info("enrollment: the two \(method.rawValue)s differ; starting again")
-            let hold = session.errorHold
-            switch method {
-            case .pattern:
-                return onPattern(at: now) { $0.verdict(accepted: false, at: now, errorHold: hold) }
-            case .code:
-                return onCode(at: now) { $0.verdict(accepted: false, at: now, errorHold: hold) }
-            }
-        }
-    }
-
-    private mutating func resetMachine(_ method: UnlockMethod, at now: Instant) -> [Action] {
-        switch method {
-        case .pattern: return onPattern(at: now) { $0.reset() }
-        case .code: return onCode(at: now) { $0.reset(at: now) }
+        switch outcome {
+        case .kept:
+            promptText.clear()
+            return apply(pads.reset(method, at: now), at: now) + [.redraw]
+        case .confirmed(let bytes):
+            // Stored first; the hand-over (if unlocked) follows the screen's return.
+            return [.enroll(method, bytes)] + endEnrollment(at: now)
+        case .differ:
+            promptText.show(builder.messages.enrollMismatch)
+            return apply(pads.verdict(method, accepted: false, at: now, errorHold: session.errorHold), at: now)
         }
     }
 }

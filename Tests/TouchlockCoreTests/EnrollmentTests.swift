@@ -175,3 +175,27 @@ extension LockScreen {
         #expect(try prompt(.code, "enroll-again") == m.enrollCodeAgain)
     }
 }
+
+/// The enrollment machine alone: the first attempt kept, the second confirming it or not.
+@Suite struct EnrollmentOutcomeTests {
+    @Test func theSameSecretTwiceIsTheNewSecretAndADifferentOneStartsAgain() {
+        var e = Enrollment(method: .pattern, returnTo: .pattern)
+        var first: [UInt8] = [1, 2, 3, 4]
+        #expect(e.attempt(&first) == .kept && first.isEmpty && e.stage == .confirm)
+        var other: [UInt8] = [1, 2, 3, 5]
+        #expect(e.attempt(&other) == .differ && other.isEmpty && e.stage == .first)
+        var again: [UInt8] = [4, 3, 2, 1]
+        _ = e.attempt(&again)
+        var same: [UInt8] = [4, 3, 2, 1]
+        #expect(e.attempt(&same) == .confirmed([4, 3, 2, 1]) && same.isEmpty)
+    }
+
+    @Test func anEnrollmentIsRefusedWhileLockedWithASecretBusyOrWithoutThePad() {
+        #expect(Enrollment.refusal(.code, offered: true, session: .unlocked(.pattern, at: at(0)), hasSecret: true) == nil)
+        #expect(Enrollment.refusal(.code, offered: true, session: .locked, hasSecret: false) == nil)
+        #expect(Enrollment.refusal(.code, offered: true, session: .locked, hasSecret: true) == .locked)
+        #expect(Enrollment.refusal(.code, offered: false, session: .locked, hasSecret: false) == .noPad(.code))
+        #expect(Enrollment.refusal(.pattern, offered: true, session: .verifying(.pattern), hasSecret: false)
+                == .busy(Session.State.verifying(.pattern).name))
+    }
+}

@@ -1,0 +1,71 @@
+/// What the lock screen's prompt says: the instruction of the state it is in (draw,
+/// type, wrong, wait, unlocked, enroll), or a notice about the last thing done (a
+/// pattern too short, a code incomplete, an enrollment's two secrets that differ) shown
+/// until the next touch begins or the screen changes.
+public struct Prompt: Sendable {
+    /// What the screen the prompt is for is doing.
+    public struct Screen: Sendable {
+        public var session: Session
+        public var enrollment: Enrollment?
+        /// The method on screen.
+        public var showing: UnlockMethod
+        /// The pad on screen is at rest (the pattern idle, the code pad entering).
+        public var padIdle: Bool
+        public var now: Instant
+
+        public init(session: Session, enrollment: Enrollment?, showing: UnlockMethod, padIdle: Bool, now: Instant) {
+            self.session = session
+            self.enrollment = enrollment
+            self.showing = showing
+            self.padIdle = padIdle
+            self.now = now
+        }
+    }
+
+    /// The notice shown instead of the instruction, until cleared.
+    public private(set) var notice: String?
+    /// The lockout under way stands for a damaged or unreadable state file: the prompt
+    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
+    public var damagedRecord = false
+
+    public init() {}
+
+    /// `text` is shown until cleared.
+    public mutating func show(_ text: String) {
+        notice = text
+    }
+
+    /// The notice goes; whether one was shown (the screen is redrawn then).
+    @discardableResult
+    public mutating func clear() -> Bool {
+        defer { notice = nil }
+        return notice != nil
+    }
+
+    /// What the prompt says on `screen`, in the words of `m`.
+    public func text(_ screen: Screen, _ m: Messages) -> String {
+        if let e = screen.enrollment {
+            if let notice { return notice }
+            switch (e.method, e.stage) {
+            case (.pattern, .first): return m.enrollPattern
+            case (.pattern, .confirm): return m.enrollPatternAgain
+            case (.code, .first): return m.enrollCode
+            case (.code, .confirm): return m.enrollCodeAgain
+            }
+        }
+        switch screen.session.state {
+        case .locked, .verifying, .storing:
+            if let notice, screen.padIdle { return notice }
+            return screen.showing == .pattern ? m.patternPrompt : m.codePrompt
+        case .wrong(let method, _):
+            return method == .pattern ? m.wrongPattern : m.wrongCode
+        case .lockout(let until):
+            let left = max(0, (until - screen.now).microseconds)
+            return m.lockout(left: Interval(microseconds: left), damagedRecord: damagedRecord)
+        case .storeFailed(let reason):
+            return "Locked: cannot record the attempt (\(reason)). Touch to retry"
+        case .unlocked:
+            return m.unlocked
+        }
+    }
+}
