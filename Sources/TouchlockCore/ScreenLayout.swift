@@ -150,7 +150,11 @@ public struct ScreenLayout: Hashable, Sendable {
         func promptNeed(_ width: Double, _ pref: Double) -> Double {
             let floorPx = Self.minimumText * dp
             var need = pref
-            for p in prompts where !p.isEmpty && measure.width(p, size: fontPx) > width {
+            // A text whose estimate (never narrower than drawn in the default faces) fits one
+            // line at 12 dp fits two at 12 dp or more: only the others are measured, so that
+            // a start measures none of the usual prompts before its first frame.
+            for p in prompts where !p.isEmpty && TextMetrics.estimatedWidth(p, size: floorPx) > width
+                && measure.width(p, size: fontPx) > width {
                 let set = TextMetrics.fit(p, width: width, height: pref, size: fontPx, minimum: floorPx, measure: measure)
                 guard set.lines.last?.hasSuffix("…") == true, !p.hasSuffix("…") else { continue }
                 let all = TextMetrics.wrap(p, width: width, height: h, size: floorPx, minimum: floorPx, measure: measure)
