@@ -169,6 +169,32 @@ extension PixelRect {
     func contains(_ r: PixelRect) -> Bool { r.x >= x && r.y >= y && r.maxX <= maxX && r.maxY <= maxY }
 }
 
+/// Every screen of every configuration of `layoutConfigs` (changed by `adjust`) in every
+/// state on a panel of `size`, laid out with its text measured as drawn: `body` gets the
+/// configuration's name, the screen, the state and the lock screen in it.
+func everyScreen(size: Size, density: Density, adjust: (inout Config) throws -> Void = { _ in },
+                 _ body: (String, Preview.Screen, String, LockScreen, DrawnTextMeasure) throws -> Void) throws {
+    for cfg in layoutConfigs {
+        var config = Config()
+        try config.apply(settings: cfg.settings)
+        try adjust(&config)
+        let screens: [Preview.Screen] = switch config.screens.methods {
+        case .pattern: [.pattern]
+        case .code: [.code]
+        case .both: [.pattern, .code]
+        }
+        let measure = DrawnTextMeasure(theme: config.theme)
+        for screen in screens {
+            for state in Preview.states(of: screen) {
+                let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
+                let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density,
+                                                  measure: measure)
+                try body(cfg.name, screen, st, lock, measure)
+            }
+        }
+    }
+}
+
 @Suite struct LayoutCheckTests {
     /// Every screen in every state, for every configuration, on every panel of the table.
     @Test(arguments: panelTable.indices)
@@ -176,24 +202,9 @@ extension PixelRect {
         let (size, dpi) = panelTable[panel]
         let density = Density(screen: size, physicalMillimetres: nil, override: dpi)
         var failures: [String] = []
-        for cfg in layoutConfigs {
-            var config = Config()
-            try config.apply(settings: cfg.settings)
-            let screens: [Preview.Screen] = switch config.screens.methods {
-            case .pattern: [.pattern]
-            case .code: [.code]
-            case .both: [.pattern, .code]
-            }
-            for screen in screens {
-                for state in Preview.states(of: screen) {
-                    let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
-                    let measure = DrawnTextMeasure(theme: config.theme)
-                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density,
-                                                      measure: measure)
-                    for p in layoutProblems(lock, density: density, measure: measure) {
-                        failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
-                    }
-                }
+        try everyScreen(size: size, density: density) { name, screen, st, lock, measure in
+            for p in layoutProblems(lock, density: density, measure: measure) {
+                failures.append("\(name) \(screen.rawValue) \(st): \(p)")
             }
         }
         let name = "\(size.width)x\(size.height)@\(dpi.map { String(Int($0)) } ?? "none")"
@@ -220,33 +231,20 @@ let infoSettings: [(key: String, value: String)] = [
         let density = Density(screen: size, physicalMillimetres: nil, override: dpi)
         var failures: [String] = []
         var leftOut: Set<String> = []
-        for cfg in layoutConfigs {
-            var config = Config()
-            try config.apply(settings: cfg.settings)
+        let info: (inout Config) throws -> Void = { config in
             for (k, v) in infoSettings { try config.set(section: "screen", key: k, value: v) }
-            let screens: [Preview.Screen] = switch config.screens.methods {
-            case .pattern: [.pattern]
-            case .code: [.code]
-            case .both: [.pattern, .code]
+        }
+        try everyScreen(size: size, density: density, adjust: info) { name, screen, st, lock, measure in
+            let layout = try #require(lock.builder.layout)
+            leftOut.formUnion(layout.infoLeftOut.map { "\(name): \($0)" })
+            let scene = lock.scene
+            if !layout.infoLeftOut.contains("message"), !scene.nodes.isEmpty || !scene.keys.isEmpty {
+                // Whatever is left out, the message stays.
+                if scene.info?.layout.message == nil { failures.append("\(name) \(screen.rawValue) \(st): no message") }
+                if scene.info?.text.message == nil { failures.append("\(name) \(screen.rawValue) \(st): no message text") }
             }
-            for screen in screens {
-                for state in Preview.states(of: screen) {
-                    let st = state.replacingAll(":K", with: ":\(max(1, config.screens.codeLength - 1))")
-                    let measure = DrawnTextMeasure(theme: config.theme)
-                    let lock = try Preview.lockScreen(config: config, screen: screen, state: st, size: size, density: density,
-                                                      measure: measure)
-                    let layout = try #require(lock.builder.layout)
-                    leftOut.formUnion(layout.infoLeftOut.map { "\(cfg.name): \($0)" })
-                    let scene = lock.scene
-                    if !layout.infoLeftOut.contains("message"), !scene.nodes.isEmpty || !scene.keys.isEmpty {
-                        // Whatever is left out, the message stays.
-                        if scene.info?.layout.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message") }
-                        if scene.info?.text.message == nil { failures.append("\(cfg.name) \(screen.rawValue) \(st): no message text") }
-                    }
-                    for p in layoutProblems(lock, density: density, measure: measure) {
-                        failures.append("\(cfg.name) \(screen.rawValue) \(st): \(p)")
-                    }
-                }
+            for p in layoutProblems(lock, density: density, measure: measure) {
+                failures.append("\(name) \(screen.rawValue) \(st): \(p)")
             }
         }
         let name = "\(size.width)x\(size.height)@\(dpi.map { String(Int($0)) } ?? "none")"

@@ -50,19 +50,6 @@ private func checks(in log: String) -> Int {
     log.split(separator: "\n").filter { $0.hasSuffix(": checking") }.count
 }
 
-/// The events told to `c` until `stop` says so or `ms` pass.
-private func events(_ c: ControlClient?, ms: Int64, until stop: (Event) -> Bool) -> [Event] {
-    guard let c else { return [] }
-    var out: [Event] = []
-    let deadline = EventLoop.now() + .milliseconds(ms)
-    while true {
-        let left = deadline - EventLoop.now()
-        if left.microseconds <= 0 { return out }
-        guard let next = try? c.nextEvent(timeout: left) else { return out }
-        out.append(next.event)
-        if stop(next.event) { return out }
-    }
-}
 
 private func subscribed(_ d: DaemonProcess) -> ControlClient? {
     guard let c = try? d.client() else { return nil }

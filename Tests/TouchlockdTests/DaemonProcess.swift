@@ -252,3 +252,17 @@ func runApart(_ args: [String], input: String = "", in dir: String) throws -> (s
     }
     return ((status >> 8) & 0xff, text(outPath), text(errPath))
 }
+
+/// The events told to `c` until `stop` accepts one, or `ms` pass.
+func events(_ c: ControlClient?, ms: Int64, until stop: (Event) -> Bool) -> [Event] {
+    guard let c else { return [] }
+    var out: [Event] = []
+    let deadline = EventLoop.now() + .milliseconds(ms)
+    while true {
+        let left = deadline - EventLoop.now()
+        if left.microseconds <= 0 { return out }
+        guard let next = try? c.nextEvent(timeout: left) else { return out }
+        out.append(next.event)
+        if stop(next.event) { return out }
+    }
+}

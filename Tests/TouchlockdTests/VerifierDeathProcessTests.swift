@@ -29,18 +29,6 @@ private func diskFailures(_ d: DaemonProcess) -> Int? {
     return s.lockout.failures
 }
 
-/// The events told to `c` until one `stop` accepts, or `ms` pass.
-private func events(_ c: ControlClient, ms: Int64, until stop: (Event) -> Bool) -> [Event] {
-    var out: [Event] = []
-    let deadline = EventLoop.now() + .milliseconds(ms)
-    while true {
-        let left = deadline - EventLoop.now()
-        if left.microseconds <= 0 { return out }
-        guard let next = try? c.nextEvent(timeout: left) else { return out }
-        out.append(next.event)
-        if stop(next.event) { return out }
-    }
-}
 
 /// The pids of the verifier processes the daemon logged it started, in order.
 private func verifierProcesses(in log: String) -> [String] {
