@@ -87,9 +87,8 @@ extension TextMetrics {
                 best = ([a, b], min(size, width / longer, height / (2 * lineHeight(1))))
             }
         }
-        if var b = best {
+        if var b = best, let longer = b.lines.max(by: { measure.width($0, size: b.size) < measure.width($1, size: b.size) }) {
             // Measured again at the size chosen, the longer line fits.
-            let longer = b.lines.max { measure.width($0, size: b.size) < measure.width($1, size: b.size) }!
             b.size = measure.largestSize(longer, fitting: width, upTo: b.size)
             best = b
         }
