@@ -33,6 +33,11 @@ public final class TextImages {
     }
 
     private var images: [String: Image] = [:]
+    /// How wide text set in a face read from a font file was measured, by the same kind of
+    /// key: the layout's measure reads them, so a start that finds them and the masks
+    /// needs no face at all. Kept for the first `capacity` texts measured.
+    private var widths: [String: Double] = [:]
+    private var widthsOrder: [String] = []
     /// cairo surfaces over `images`' bytes, made at first use.
     private var surfaces: [String: OpaquePointer] = [:]
     /// The keys drawn since the masks were read, in the order first drawn: only these
@@ -104,13 +109,26 @@ public final class TextImages {
         replaced?.coverage.deallocate()
     }
 
+    /// The width measured for `key` before, if any.
+    func width(_ key: String) -> Double? { widths[key] }
+
+    /// Keeps the width measured for `key` (while fewer than `capacity` are kept).
+    func addWidth(_ key: String, _ width: Double) {
+        guard widths[key] == nil, widths.count < Self.capacity else { return }
+        widths[key] = width
+        widthsOrder.append(key)
+        changed = true
+    }
+
     private func markUsed(_ key: String) {
         if used.insert(key).inserted { usedOrder.append(key) }
     }
 
     // MARK: the file
 
-    static let magic = Array("touchlock text images 1\n".utf8)
+    static let magic = Array("touchlock text images 2\n".utf8)
+    /// The file before widths were kept in it: its masks are read all the same.
+    static let magicMasksOnly = Array("touchlock text images 1\n".utf8)
 
     public struct DecodeError: Error, CustomStringConvertible {
         public var description: String
@@ -120,7 +138,8 @@ public final class TextImages {
     /// version is refused whole: nothing of it is used.
     public convenience init(decoding bytes: [UInt8]) throws(DecodeError) {
         self.init()
-        guard bytes.count >= Self.magic.count + 8, Array(bytes.prefix(Self.magic.count)) == Self.magic else {
+        let head = Array(bytes.prefix(Self.magic.count))
+        guard bytes.count >= Self.magic.count + 8, head == Self.magic || head == Self.magicMasksOnly else {
             throw DecodeError(description: "not a text image file")
         }
         let body = bytes[..<(bytes.count - 4)]
@@ -146,11 +165,22 @@ public final class TextImages {
             }
             store(key, image)
         }
+        if head == Self.magic {
+            guard let m = reader.u32(), m <= UInt32(Self.capacity) else { throw DecodeError(description: "cut short or malformed") }
+            for _ in 0..<m {
+                guard let keyLength = reader.u32(), let keyBytes = reader.bytes(Int(keyLength)),
+                      let low = reader.u32(), let high = reader.u32() else { throw DecodeError(description: "cut short") }
+                let w = Double(bitPattern: UInt64(high) << 32 | UInt64(low))
+                guard w.isFinite, w >= 0 else { throw DecodeError(description: "malformed width") }
+                let key = String(decoding: keyBytes, as: UTF8.self)
+                if widths.updateValue(w, forKey: key) == nil { widthsOrder.append(key) }
+            }
+        }
         guard reader.atEnd else { throw DecodeError(description: "trailing bytes") }
     }
 
-    /// The masks drawn since they were read (the first `capacity` of them), as a file;
-    /// clears `changed`.
+    /// The masks drawn since they were read (the first `capacity` of them) and the widths
+    /// kept, as a file; clears `changed`.
     public func encoded() -> [UInt8] {
         changed = false
         let keys = usedOrder.prefix(Self.capacity)
@@ -164,6 +194,13 @@ public final class TextImages {
             u32(UInt32(bitPattern: image.x)); u32(UInt32(bitPattern: image.y))
             u32(UInt32(image.width)); u32(UInt32(image.height))
             out += UnsafeRawBufferPointer(image.coverage)
+        }
+        u32(UInt32(widthsOrder.count))
+        for key in widthsOrder {
+            let k = Array(key.utf8)
+            u32(UInt32(k.count)); out += k
+            let bits = widths[key, default: 0].bitPattern
+            u32(UInt32(truncatingIfNeeded: bits)); u32(UInt32(truncatingIfNeeded: bits >> 32))
         }
         u32(CRC32.checksum(out))
         return out

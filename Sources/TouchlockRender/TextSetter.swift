@@ -23,6 +23,13 @@ public final class TextSetter: Sendable {
     }
 
     /// The face `text` is drawn in, and whether it was read from a font file.
+    /// Widths of text set in faces read from font files are read from and kept in
+    /// `images` (the daemon's, kept between starts), so that a start measuring text it
+    /// measured before opens no face.
+    public func keepWidths(in images: TextImages) {
+        lock.withLock { _ in fonts.kept = images }
+    }
+
     /// The face lives as long as the setter (cairo's faces may be used on any thread).
     func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
         lock.withLock { _ in fonts.face(theme, for: text, bold: bold) }
@@ -78,11 +85,27 @@ private final class Fonts {
 
     /// How wide `text` is drawn in `theme`'s font `size` px high: the pen's advance, or
     /// its ink where that is wider.
+    /// Where widths are kept between starts (TextSetter.keepWidths).
+    var kept: TextImages?
+    /// A font file's size and modification time, looked at once.
+    private var stamps: [String: String?] = [:]
+
     func width(_ text: String, theme: Theme, size: Double, bold: Bool) -> Double {
         if text.isEmpty || size <= 0 { return 0 }
         let key = "\(bold ? "b" : "r")|\(size.bitPattern)|\(theme.fontFamily)|\(theme.directFontFile ?? "")|\(text)"
         if let w = widths[key] { return w }
-        cairo_set_font_face(cr, face(theme, for: text, bold: bold).face)
+        // Kept from an earlier start: the file's stamp in the key, so a changed font is measured afresh.
+        var keptKey: String? = nil
+        if !bold, let kept, let file = theme.directFontFile {
+            if stamps[file] == nil { stamps[file] = .some(FileContents.stamp(file)) }
+            if let stamp = stamps[file] ?? nil {
+                let k = "width|\(file)|\(stamp)|\(size.bitPattern)|\(text)"
+                if let w = kept.width(k) { widths[key] = w; return w }
+                keptKey = k
+            }
+        }
+        let (face, fromFile) = face(theme, for: text, bold: bold)
+        cairo_set_font_face(cr, face)
         cairo_set_font_size(cr, size)
         let line = shaper.line(text, in: cairo_get_scaled_font(cr))
         var ext = cairo_text_extents_t()
@@ -90,6 +113,7 @@ private final class Fonts {
         let w = max(line.advance, ext.width)
         if widths.count >= widthsLimit { widths.removeAll(keepingCapacity: true) }
         widths[key] = w
+        if fromFile, let keptKey { kept?.addWidth(keptKey, w) }
         return w
     }
 

@@ -110,6 +110,7 @@ final class Daemon {
         // The masks of text beside an untrusted state file are neither read nor written.
         textImageFile = TextImageFile(statePath: config.statePath, trusted: store.untrusted == nil)
         textImages = textImageFile.load()
+        TextSetter.shared.keepWidths(in: textImages)
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
         cover = Cover(hasTerminal: terminal != nil)

@@ -171,6 +171,27 @@ import TouchlockSystem
         #expect(throws: TextImages.DecodeError.self) { try TextImages(decoding: otherVersion) }
     }
 
+    /// Widths measured in a face read from a font file are kept with the masks and read
+    /// back; a file of the version before (masks only) is still read.
+    @Test func theWidthsMeasuredAreKeptAndAFileOfMasksOnlyIsStillRead() throws {
+        try #require(access(Theme.defaultFontFile, R_OK) == 0, "fonts-dejavu-core is not installed")
+        let kept = TextImages()
+        let setter = TextSetter()
+        setter.keepWidths(in: kept)
+        let w = setter.width("Draw your pattern to unlock", theme: Theme(), size: 20, bold: false)
+        #expect(w > 100 && kept.changed)
+        let read = try TextImages(decoding: kept.encoded())
+        let later = TextSetter()
+        later.keepWidths(in: read)
+        #expect(later.width("Draw your pattern to unlock", theme: Theme(), size: 20, bold: false) == w)
+        #expect(!read.changed, "a width read back was kept again")
+        // Version 1: the masks and no widths section.
+        var v1 = TextImages.magicMasksOnly
+        withUnsafeBytes(of: UInt32(0).littleEndian) { v1 += $0 }
+        withUnsafeBytes(of: CRC32.checksum(v1).littleEndian) { v1 += $0 }
+        #expect(throws: Never.self) { try TextImages(decoding: v1) }
+    }
+
     @Test func onlyTheMasksDrawnSinceTheyWereReadAreWrittenBack() throws {
         try #require(access(Theme.defaultFontFile, R_OK) == 0, "fonts-dejavu-core is not installed")
         let all = try screens

@@ -20,13 +20,17 @@ import TouchlockSystem
         #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
         let kept = try TextImages(decoding: first)
         #expect(kept.count > 0)
+        #expect(mapped(d.pid).contains(Theme.defaultFontFile), "the first start drew with the font")
         d.kill(SIGTERM)
         #expect(d.waitExit() == 0)
 
-        // Read back by the next start, which draws nothing new: the file is left as it is.
+        // Read back by the next start, which draws nothing new: the file is left as it is,
+        // and the text is laid out and drawn without opening the font (its widths are kept
+        // with the masks).
         var before = stat()
         _ = stat(path, &before)
         try d.start(replay: nil)
+        #expect(!mapped(d.pid).contains(Theme.defaultFontFile), "the second start opened the font:\n\(mapped(d.pid))")
         d.kill(SIGTERM)
         #expect(d.waitExit() == 0)
         var after = stat()
@@ -47,4 +51,14 @@ import TouchlockSystem
         d.kill(SIGTERM)
         #expect(d.waitExit() == 0)
     }
+}
+
+/// The files mapped into process `pid` (/proc/PID/maps).
+private func mapped(_ pid: pid_t) -> String {
+    guard let f = fopen("/proc/\(pid)/maps", "r") else { return "" }
+    defer { fclose(f) }
+    var out = ""
+    var line = [CChar](repeating: 0, count: 4096)
+    while fgets(&line, Int32(line.count), f) != nil { out += String(cString: line) }
+    return out
 }
