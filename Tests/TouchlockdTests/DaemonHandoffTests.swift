@@ -84,10 +84,11 @@ final class HandoffRig {
         return done()
     }
 
-    /// A `lock` request; its answer once it comes.
-    func lock() -> () -> Result<Status.State, ControlError>? {
+    /// A `lock` request (`shown`: answered once its frame is on the screen, as logind's
+    /// sleep asks); its answer once it comes.
+    func lock(shown: Bool = false) -> () -> Result<Status.State, ControlError>? {
         var reply: Result<Status.State, ControlError>?
-        daemon.lockRequested { reply = $0 }
+        daemon.lockRequested(shown: shown) { reply = $0 }
         return { reply }
     }
 
@@ -293,6 +294,29 @@ struct DaemonHandoffTests {
             #expect(answered(reply()) == .locked)
             #expect(r.status.display == .shown && r.status.state == .locked)
             #expect(r.runtime.load().unlocked == nil)
+        }
+    }
+
+    /// The lock before a sleep (logind) waits for more than the display: it is answered
+    /// once the lock screen's frame has completed on the card, never while it is only
+    /// submitted, so the system does not sleep with the kiosk's picture on the screen.
+    @Test func theLockBeforeASleepIsAnsweredOnceItsFrameIsOnTheScreen() throws {
+        var before = RuntimeRecord()
+        before.ownVT = 8
+        before.returnVT = 1
+        before.unlocked = (.pattern, EventLoop.now())
+        try withDaemon(record: before) { r in
+            let turned = try r.turn { r.status.display == .handedOver }
+            #expect(turned)
+            let reply = r.lock(shown: true)
+            r.handoff.acquireSignal()
+            #expect(r.status.display == .shown)
+            #expect(reply() == nil)  // the display is ours; its frame is not on the screen yet
+            let done = try r.turn { reply() != nil }
+            #expect(done)
+            // Answered with the frame scanned out and completed, none still in flight.
+            #expect(r.ourFrameShown && r.daemon.presenter.framesPresented >= 1 && !r.daemon.presenter.display.isBusy)
+            #expect(answered(reply()) == .locked)
         }
     }
 
