@@ -61,8 +61,12 @@ final class HandoffRig {
     var events: [LockEvent] = []
     /// The runtime record beside the control socket (a real file).
     let runtime: RuntimeFile
+    /// The VT switch's timeouts, fired by the test (`switchTimesOut`), never by the clock.
+    var switchTimers: [(Instant, (Instant) -> Void)] = []
 
-    init(card: FakeDrmDevice, vt: KioskTerminals, loop: EventLoop, handoff: TerminalHandoff, daemon: Daemon, runtime: RuntimeFile) {
+    init(card: FakeDrmDevice, vt: KioskTerminals, loop: EventLoop, handoff: TerminalHandoff, daemon: Daemon, runtime: RuntimeFile,
+         switchTimers: [(Instant, (Instant) -> Void)]) {
+        self.switchTimers = switchTimers
         self.card = card
         self.vt = vt
         self.loop = loop
@@ -73,6 +77,13 @@ final class HandoffRig {
 
     var status: Status { daemon.status }
 
+    /// The switch under way waits longer than its timeout: its timers fire.
+    func switchTimesOut() {
+        let due = switchTimers
+        switchTimers = []
+        for (t, f) in due { f(t) }
+    }
+
     /// Turns the loop until `done` holds (what is ready is served; the loop never waits on
     /// a clock for it). False if it does not within 5 s, which is a failure.
     func turn(until done: () -> Bool) throws -> Bool {
@@ -82,6 +93,14 @@ final class HandoffRig {
             try loop.run()
         }
         return done()
+    }
+
+    /// Turns the loop a few times: what was deferred or is ready now has run.
+    func settle() throws {
+        for _ in 0..<5 {
+            loop.schedule(at: EventLoop.now() + .milliseconds(1)) { [loop] _ in loop.stop() }
+            try loop.run()
+        }
     }
 
     /// A `lock` request (`shown`: answered once its frame is on the screen, as logind's
@@ -153,14 +172,19 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
         let store = StateStore(path: config.statePath, bootID: nil, stored: stored, config: config)
         let runtime = RuntimeFile(besideSocket: dir + "/socket")
         let vt = KioskTerminals(active: active)
+        weak var rig: HandoffRig?
+        var early: [(Instant, (Instant) -> Void)] = []
         let handoff = TerminalHandoff(device: vt, remembered: record.returnVT, previousOwn: record.ownVT,
-                                      now: { EventLoop.now() }, schedule: { t, f in loop.schedule(at: t, f) })
+                                      now: { EventLoop.now() },
+                                      schedule: { t, f in if let rig { rig.switchTimers.append((t, f)) } else { early.append((t, f)) } })
         let daemon = Daemon(config: config, options: Options(), loop: loop, display: display, store: store,
                             terminal: handoff, runtime: runtime, runtimeRecord: record)
-        let rig = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime)
-        daemon.onEvent = { [unowned rig] in rig.events.append($0) }
+        let made = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime,
+                              switchTimers: early)
+        rig = made
+        daemon.onEvent = { [unowned made] in made.events.append($0) }
         daemon.start {}
-        try body(rig)
+        try body(made)
         daemon.shutdown()
     } }
 }
@@ -317,6 +341,69 @@ struct DaemonHandoffTests {
             // Answered with the frame scanned out and completed, none still in flight.
             #expect(r.ourFrameShown && r.daemon.presenter.framesPresented >= 1 && !r.daemon.presenter.display.isBusy)
             #expect(answered(reply()) == .locked)
+        }
+    }
+
+    /// A `lock` while the kiosk does not let its VT go: once the switch has waited its
+    /// timeout the client is told why and the lock is kept pending, the screen the kiosk's;
+    /// when the kiosk lets go late, the lock is carried out and the lock screen scanned out.
+    @Test func aLockTheKioskHoldsItsVTAgainstIsRefusedThenCarriedOutWhenItLetsGo() throws {
+        var before = RuntimeRecord()
+        before.ownVT = 8
+        before.returnVT = 1
+        before.unlocked = (.pattern, EventLoop.now())
+        try withDaemon(record: before) { r in
+            let turned = try r.turn { r.status.display == .handedOver }
+            #expect(turned)
+            let reply = r.lock()
+            #expect(r.vt.activations == ["activate 8"] && reply() == nil)
+            r.switchTimesOut()
+            guard case .failure(let refused)? = reply() else {
+                Issue.record("the lock was answered \(String(describing: reply()))")
+                return
+            }
+            #expect(refused.code == .displayBusy && refused.message.contains("did not complete"))
+            #expect(r.status.lockPending == true && r.status.display == .handedOver && !r.ourFrameShown)
+            #expect(!r.card.trace.contains { $0.hasPrefix("drmSetMaster") })
+            r.handoff.acquireSignal()  // the kiosk resumed; the kernel completes the switch
+            let shown = try r.turn { r.ourFrameShown }
+            #expect(shown)
+            #expect(r.status.display == .shown && r.status.state == .locked && r.status.lockPending == nil)
+            #expect(r.vt.active == 8)
+        }
+    }
+
+    /// Someone switches to our VT (chvt 8) while the kiosk has the screen: the switch is
+    /// acknowledged and the kiosk's VT asked for at once; nothing is taken or drawn there.
+    @Test func aSwitchToOurVTWhileUnlockedGoesStraightBack() throws {
+        var before = RuntimeRecord()
+        before.ownVT = 8
+        before.returnVT = 1
+        before.unlocked = (.pattern, EventLoop.now())
+        try withDaemon(record: before) { r in
+            let turned = try r.turn { r.status.display == .handedOver }
+            #expect(turned)
+            r.handoff.acquireSignal()
+            #expect(r.vt.calls.suffix(2) == ["ack acquire", "activate 1"])
+            r.handoff.releaseSignal()
+            #expect(r.vt.active == 1)
+            try r.settle()
+            #expect(!r.ourFrameShown && !r.card.trace.contains { $0.hasPrefix("drmSetMaster") })
+            #expect(r.status.display == .handedOver && r.status.state == .unlocked)
+        }
+    }
+
+    /// A switch away while locked (chvt 1, a VT hotkey) is refused: the lock screen stays
+    /// on the screen, DRM master stays ours.
+    @Test func aSwitchAwayWhileLockedIsRefused() throws {
+        try withDaemon(compositorHoldsMaster: false) { r in
+            r.handoff.acquireSignal()
+            let shown = try r.turn { r.ourFrameShown }
+            #expect(shown)
+            r.handoff.releaseSignal()
+            #expect(r.vt.calls.last == "refuse release" && r.vt.active == 8)
+            #expect(r.card.master && !r.card.trace.contains("drmDropMaster"))
+            #expect(r.status.display == .shown && !r.events.contains(.handedOver))
         }
     }
 
