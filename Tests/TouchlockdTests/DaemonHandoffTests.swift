@@ -44,7 +44,10 @@ final class KioskTerminals: VirtualTerminalDevice {
         if allowed, let asked { active = asked }
     }
     func lockSwitching(_ on: Bool) throws(SystemError) { calls.append(on ? "lock switching" : "unlock switching") }
-    func restore(showing back: Int?) { calls.append("restore") }
+    func restore(showing back: Int?) {
+        calls.append(back.map { "restore, activate \($0)" } ?? "restore")
+        if let back { active = back }
+    }
 
     /// VT_ACTIVATEs asked, in order.
     var activations: [String] { calls.filter { $0.hasPrefix("activate") } }
@@ -76,6 +79,13 @@ final class HandoffRig {
     }
 
     var status: Status { daemon.status }
+
+    /// The daemon stops (SIGTERM: a restart, an upgrade).
+    private(set) var stopped = false
+    func stop() {
+        stopped = true
+        daemon.shutdown()
+    }
 
     /// The switch under way waits longer than its timeout: its timers fire.
     func switchTimesOut() {
@@ -185,7 +195,7 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
         daemon.onEvent = { [unowned made] in made.events.append($0) }
         daemon.start {}
         try body(made)
-        daemon.shutdown()
+        if !made.stopped { daemon.shutdown() }
     } }
 }
 
@@ -404,6 +414,20 @@ struct DaemonHandoffTests {
             #expect(r.vt.calls.last == "refuse release" && r.vt.active == 8)
             #expect(r.card.master && !r.card.trace.contains("drmDropMaster"))
             #expect(r.status.display == .shown && !r.events.contains(.handedOver))
+        }
+    }
+
+    /// Stopped while locked (a restart, an upgrade): our VT is let go without showing the
+    /// kiosk's, so nothing of the kiosk's screen shows until the daemon after this one
+    /// covers it again.
+    @Test func aStopWhileLockedLeavesOurVTOnTheScreen() throws {
+        try withDaemon(compositorHoldsMaster: false) { r in
+            r.handoff.acquireSignal()
+            let shown = try r.turn { r.ourFrameShown }
+            #expect(shown)
+            r.stop()
+            #expect(r.vt.calls.last == "restore" && r.vt.active == 8)
+            #expect(r.card.trace.last == "close")
         }
     }
 
