@@ -155,8 +155,10 @@ private func makeDirectory() throws -> String {
 
 /// Starts a daemon on the fake card with VT `active` on screen; `compositorHoldsMaster`:
 /// the kiosk's compositor is DRM master when the daemon opens the card. `record`: what the
-/// daemon before this one kept. Runs `body`, then shuts the daemon down.
+/// daemon before this one kept; `twoOutputs`: Virtual-2 is plugged in too and shows the
+/// lock screen beside Virtual-1. Runs `body`, then shuts the daemon down.
 private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, record: RuntimeRecord = RuntimeRecord(),
+                        twoOutputs: Bool = false,
                         card prepare: (FakeDrmDevice) -> Void = { _ in }, _ body: (HandoffRig) throws -> Void) throws {
     let card = FakeDrmDevice()
     card.master = !compositorHoldsMaster
@@ -176,7 +178,8 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
     }
     try SystemCalls.$current.withValue(calls) { try DrmCalls.$current.withValue(card.drmCalls) {
         let loop = try EventLoop(signals: [])
-        let display = try DrmDisplay.open(path: FakeDrmDevice.path, loop: loop)
+        card.secondConnected = twoOutputs
+        let drm = try DrmCard.open(path: FakeDrmDevice.path, loop: loop)
         var config = Config()
         config.statePath = dir + "/state"
         let store = StateStore(path: config.statePath, bootID: nil, stored: stored, config: config)
@@ -187,8 +190,9 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
         let handoff = TerminalHandoff(device: vt, remembered: record.returnVT, previousOwn: record.ownVT,
                                       now: { EventLoop.now() },
                                       schedule: { t, f in if let rig { rig.switchTimers.append((t, f)) } else { early.append((t, f)) } })
-        let daemon = Daemon(config: config, options: Options(), loop: loop, display: display, store: store,
-                            terminal: handoff, runtime: runtime, runtimeRecord: record)
+        let daemon = Daemon(config: config, options: Options(), loop: loop, display: drm.outputs[0], store: store,
+                            terminal: handoff, others: Array(drm.outputs.dropFirst()), runtime: runtime, runtimeRecord: record)
+        daemon.closeCard = { drm.close() }
         let made = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime,
                               switchTimers: early)
         rig = made
@@ -266,6 +270,28 @@ struct DaemonHandoffTests {
             #expect(r.vt.calls.last == "allow release" && r.vt.active == 1)
             #expect(r.events.last == .handedOver)
             #expect(r.status.display == .handedOver && r.status.state == .unlocked)
+        }
+    }
+
+    /// With two outputs the kiosk's VT is asked for only once both have handed over: DRM
+    /// master goes with the last one, and status says both are handed over.
+    @Test func withTwoOutputsTheVTGoesBackOnceBothAreHandedOver() throws {
+        try withDaemon(compositorHoldsMaster: false, twoOutputs: true) { r in
+            r.handoff.acquireSignal()
+            let shown = try r.turn { r.status.outputs?.count == 2 && r.status.display == .shown && r.ourFrameShown }
+            #expect(shown)
+            var atHandBack: (master: Bool, outputs: [OutputState.Phase.Name])?
+            r.vt.onActivate = { n in
+                guard n == 1 else { return }
+                atHandBack = (r.card.master, r.status.outputs?.map(\.state) ?? [])
+            }
+            r.draw(unlockPattern)
+            let asked = try r.turn { r.vt.activations.last == "activate 1" }
+            #expect(asked)
+            #expect(atHandBack?.master == false && atHandBack?.outputs == [.handedOver, .handedOver])
+            #expect(r.card.trace.filter { $0 == "drmDropMaster" }.count == 1)
+            r.handoff.releaseSignal()
+            #expect(r.events.last == .handedOver && r.status.display == .handedOver)
         }
     }
 
