@@ -141,10 +141,12 @@ let package = Package(
             "touchlockctl", "touchlockd", "TouchlockCommandLine", "TouchlockControl", "TouchlockCore",
         ], swiftSettings: swiftFlags),
         // Runs the built touchlockd as a real process (build with --build-tests first), and
-        // tests its parts that need no process of their own (the state store).
+        // tests its parts that need no process of their own (the state store), and the
+        // daemon's hand-off over the display tests' fake card (FakeDrmDevice.swift, the same
+        // file) and a VT the test answers for the kernel.
         .testTarget(name: "TouchlockdTests", dependencies: [
             "touchlockd", "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
-            "TouchlockCommandLine", "TouchlockRender", "CLinux",
+            "TouchlockCommandLine", "TouchlockRender", "TouchlockDisplay", "CDrm", "CLinux",
         ], exclude: ["promcheck.py", "node_exporter_check.py"], swiftSettings: swiftFlags),
     ]
 )

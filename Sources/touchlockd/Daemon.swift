@@ -235,16 +235,19 @@ final class Daemon {
         inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
                             rotation: presenter.display.rotation,
                             place: { [unowned self] device in self.place(device) },
-                            touches: { [unowned self] touches, time in
-                                self.perform(self.lock.touches(self.onPrimary(touches), at: time), eventTime: time)
-                                self.onActivity?(time)
-                            },
+                            touches: { [unowned self] touches, time in self.touched(touches, at: time) },
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
                                 self.onActivity?(time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
         inputs?.grab(inputGrabbed)
+    }
+
+    /// Touches from the input, at their kernel time (tests bring their own).
+    func touched(_ touches: [ScreenTouch], at time: Instant) {
+        perform(lock.touches(onPrimary(touches), at: time), eventTime: time)
+        onActivity?(time)
     }
 
     /// The output a touchscreen belongs to (its quirk's `output=`, else `[input] output`,

@@ -153,6 +153,122 @@ import Testing
         #expect(t.handBack(at: Instant(microseconds: 1000)).contains(.activate(1)))
     }
 
+    // What only the VM reached before: the hand-off, a refusal and its retry, a restart
+    // on our own VT and the replies to `lock`, each as the sequence a device goes through.
+
+    /// A `lock` while the hand-over after an unlock waits for its clearing frame: the
+    /// outputs were never let go, so they are taken back with no VT switch, and the
+    /// kiosk's VT is never shown in between.
+    @Test func aLockDuringTheHandOverTakesTheOutputsBackWithoutASwitch() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
+        #expect(c.uncoverAsked() == [.releaseOutputs])
+        #expect(c.lockRequested().isEmpty)
+        #expect(c.coverAsked(for: .lock, outputsReleased: false) == [.takeOutputs])
+        #expect(c.display(outputLost: false) == .taking)
+        #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
+        // The release the Presenter called off never reports; a late one changes nothing.
+        #expect(c.outputsReleased().isEmpty)
+        #expect(c.terminalHandedBack().isEmpty)
+        #expect(c.state == .covered && c.keepsCoveredAtExit)
+    }
+
+    /// A start while the kiosk's compositor holds DRM master: our VT is shown but master
+    /// is refused, so the VT goes back, status says `not_shown` and why, and the machine
+    /// stays locked; the kiosk's VT coming back does not count as a hand-over. The next
+    /// `lock` switches again, and this time master is free.
+    @Test func aStartRefusedForDRMMasterGivesTheVTBackAndALockRetries() {
+        var c = Cover(hasTerminal: true)
+        #expect(c.start() == [.showTerminal])
+        #expect(c.terminalShown() == [.takeOutputs])
+        let why = "drmSetMaster: Device or resource busy"
+        #expect(c.outputsRefused(why, outputsReleased: true) == [.handBackTerminal])
+        #expect(c.state == .notCovered(why) && c.display(outputLost: false) == .notShown && c.failure == why)
+        #expect(c.terminalHandedBack().isEmpty)  // no `handed_over`: still locked
+        #expect(c.state == .notCovered(why) && c.keepsCoveredAtExit)
+        #expect(c.lockRequested() == [.showTerminal])
+        #expect(c.display(outputLost: false) == .taking)
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.answerLockRequests(refusal: nil)])
+        #expect(c.state == .covered && c.failure == nil && c.display(outputLost: false) == .shown)
+    }
+
+    /// A `lock` refused because master is held, tried again by the next `lock` (the
+    /// compositor let go meanwhile): the first client is told why, the second is answered
+    /// with the lock, and the refusal is not said twice.
+    @Test func aLockRefusedForDRMMasterIsCarriedOutByTheNextLockRequest() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.lockRequested()
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.terminalShown() == [.takeOutputs])
+        let why = "drmSetMaster: Permission denied"
+        #expect(c.outputsRefused(why, outputsReleased: true)
+                == [.displayRefused(why), .handBackTerminal, .answerLockRequests(refusal: why)])
+        #expect(c.lockPending && c.state == .uncovered)
+        // Our VT goes back to the kiosk: that is no new hand-over to announce.
+        #expect(c.terminalHandedBack().isEmpty)
+        #expect(c.lockRequested().isEmpty)
+        #expect(!c.lockPending)
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.settle().isEmpty)
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
+        #expect(c.failure == nil && c.refusal == nil && c.state == .covered)
+    }
+
+    /// A retry after a failed start that is refused again: the waiting client is told the
+    /// new reason, status keeps it, and the machine stays locked for the next try.
+    @Test func aRetryRefusedAgainAnswersWithTheNewReason() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start()
+        _ = c.terminalFailed("the switch to VT 8 did not complete within 2000 ms")
+        #expect(c.lockRequested() == [.showTerminal])
+        #expect(c.terminalShown() == [.takeOutputs])
+        let why = "drmSetMaster: Device or resource busy"
+        #expect(c.outputsRefused(why, outputsReleased: true) == [.handBackTerminal, .answerLockRequests(refusal: why)])
+        #expect(c.state == .notCovered(why) && c.failure == why && c.keepsCoveredAtExit)
+        #expect(c.lockRequested() == [.showTerminal])
+    }
+
+    /// Restarted while locked on its own VT, with a `lock` request that comes in before
+    /// the outputs are taken: it waits for them and is answered once, with the lock.
+    @Test func aLockDuringARestartOnOurOwnVTWaitsForTheOutputs() {
+        var c = Cover(hasTerminal: true)
+        var t = TerminalSwitch(ours: 8, returnTo: 1)
+        #expect(c.start() == [.showTerminal])
+        #expect(c.lockRequested().isEmpty)
+        #expect(c.settle().isEmpty)  // under way: not answered yet
+        #expect(t.show(active: 8, at: Instant(microseconds: 0)) == [.lockSwitching, .shown])
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.answerLockRequests(refusal: nil)])
+        #expect(c.settle().isEmpty)
+    }
+
+    /// Several `lock` requests waiting on one switch get one answer each, all at once:
+    /// the refusal to every one of them, and nothing left over for a later settle.
+    @Test func lockRequestsWaitingOnOneSwitchAreAnsweredTogether() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        _ = c.lockRequested()
+        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        #expect(c.lockRequested().isEmpty)  // a second client while the switch is under way
+        #expect(c.settle().isEmpty)
+        #expect(c.terminalFailed("busy") == [.displayRefused("busy"), .answerLockRequests(refusal: "busy")])
+        #expect(c.settle().isEmpty)
+    }
+
+    /// An enrollment's refusal is its own: a `lock` after it is not told that refusal.
+    @Test func anEnrollmentsRefusalIsNotALocksAnswer() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        c.enrollmentRequested()
+        _ = c.coverAsked(for: .enroll(.code), outputsReleased: true)
+        _ = c.terminalFailed("busy")
+        #expect(c.refusal == "busy" && !c.lockPending)
+        _ = c.lockRequested()
+        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
+    }
+
     /// Impossible events are logged and change nothing.
     @Test func impossibleEventsChangeNothing() {
         var c = Cover(hasTerminal: true, uncovered: true)

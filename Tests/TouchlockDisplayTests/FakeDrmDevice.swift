@@ -30,8 +30,9 @@ final class FakeDrmDevice: @unchecked Sendable {
     private var calls: [String: Int] = [:]
     private var nextHandle: UInt32 = 1
     private var mappings: [UnsafeMutableRawPointer: (handle: UInt32, length: Int)] = [:]
-    private var pendingFlip: UnsafeMutableRawPointer?
-    private var pendingFlipCrtc: UInt32 = 0
+    /// The flips submitted and not yet completed, oldest first: at most one per CRTC, as
+    /// the kernel allows; each event the card turns readable with completes the oldest.
+    private var pendingFlips: [(crtc: UInt32, userData: UnsafeMutableRawPointer?)] = []
     /// Per CRTC, what SetCrtc and PageFlip last put on it.
     private(set) var scannedOutOn: [UInt32: UInt32] = [:]
     /// Whether the open card is DRM master (another process may take it: a test sets it false).
@@ -297,10 +298,9 @@ final class FakeDrmDevice: @unchecked Sendable {
             return 0
         }
         d.pageFlip = { fd, crtc, fbID, _, userData in
-            if self.pendingFlip != nil { _ = self.enter("drmModePageFlip"); errno = EBUSY; return -EBUSY }
+            if self.pendingFlips.contains(where: { $0.crtc == crtc }) { _ = self.enter("drmModePageFlip"); errno = EBUSY; return -EBUSY }
             if let e = self.enter("drmModePageFlip", "drmModePageFlip(\(fbID - 100))") { errno = e; return -e }
-            self.pendingFlip = userData
-            self.pendingFlipCrtc = crtc
+            self.pendingFlips.append((crtc, userData))
             if crtc == self.crtcID { self.scannedOut = fbID }
             self.scannedOutOn[crtc] = fbID
             if !self.holdFlips { self.deliverFlip() }
@@ -311,10 +311,10 @@ final class FakeDrmDevice: @unchecked Sendable {
             guard Glibc.read(fd, &count, 8) == 8 else { return -1 }
             if let e = self.failEvents { _ = self.enter("drmHandleEvent"); errno = e; return -1 }
             _ = self.enter("drmHandleEvent")
-            if let userData = self.pendingFlip {
-                self.pendingFlip = nil
+            if !self.pendingFlips.isEmpty {
+                let (crtc, userData) = self.pendingFlips.removeFirst()
                 if let handler2 = context.pointee.page_flip_handler2 {
-                    handler2(fd, 1, 0, 0, self.pendingFlipCrtc, userData)
+                    handler2(fd, 1, 0, 0, crtc, userData)
                 } else {
                     context.pointee.page_flip_handler?(fd, 1, 0, 0, userData)
                 }

@@ -1,0 +1,1 @@
+../TouchlockDisplayTests/FakeDrmDevice.swift
