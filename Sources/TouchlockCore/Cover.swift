@@ -1,10 +1,11 @@
 /// Whether the lock screen covers the screen, and what is under way to cover or uncover
-/// it: the one place the daemon keeps that state. The lock screen (`LockScreen`) asks to
-/// cover (`coverAsked`, its `takeDisplay`) and to uncover (`uncoverAsked`, its
-/// `releaseDisplay`) and is told `displayTaken` or `displayRefused`; what executes it (our
-/// VT, DRM master on each output) reports back here, and `lock` requests wait here for
-/// their answer. Status's `display`, `display_reason` and `lock_pending` come from it.
-/// The diagram in docs/state-machines.md changes with it.
+/// it: the one place the daemon keeps that state. The lock screen (`LockScreen`) holds it
+/// as a part, asks it to cover (`coverAsked`) and to uncover (`uncoverAsked`) and is told
+/// `displayTaken` or `displayRefused`; what executes it (our VT, DRM master on each
+/// output) reports back here through the lock screen (`Event`), and `lock` requests wait
+/// here for their answer. Status's `display`, `display_reason` and `lock_pending` come
+/// from it, and the lock screen's `hold` is read off it. The diagram in
+/// docs/state-machines.md changes with it.
 ///
 ///                 start (a VT)          terminalShown             outputsTaken
 ///     (start) -------------------> covering --------> takeOutputs -----------> covered
@@ -63,7 +64,7 @@ public struct Cover: Sendable {
         case releaseOutputs
         /// Show the kiosk's VT again; `terminalHandedBack` follows.
         case handBackTerminal
-        /// Tell the lock screen its `takeDisplay` was carried out, or refused.
+        /// Tell the lock screen its `coverAsked` was carried out, or refused.
         case displayTaken
         case displayRefused(String)
         /// Carry out the lock kept pending (the lock screen's `lock`).
@@ -74,9 +75,29 @@ public struct Cover: Sendable {
         case handedOver
     }
 
+    /// What the executor reports, and the requests that reach the cover from outside the
+    /// lock screen: one case per method below, for the lock screen to pass on.
+    public enum Event: Hashable, Sendable {
+        case start
+        case terminalShown
+        case terminalFailed(String)
+        case outputsTaken
+        case outputsRefused(String)
+        case outputsReleased
+        case terminalHandedBack
+        case lockRequested
+        case enrollmentRequested
+        case settle
+    }
+
     /// Whether covering goes through a VT switch of our own.
     public let hasTerminal: Bool
     public private(set) var state: State
+    /// Whether the outputs are ours (DRM master held, frames shown): from `outputsTaken`
+    /// (or the start, with no VT) to `outputsReleased`. A hand-over waiting for its
+    /// clearing frame still holds them, so a cover asked meanwhile takes them back with
+    /// no VT switch.
+    public private(set) var outputsHeld: Bool
     /// A lock (or the idle lock) was refused because the display could not be taken: it is
     /// carried out once our VT is shown after all, or at the next `lock` request.
     public private(set) var lockPending = false
@@ -90,6 +111,25 @@ public struct Cover: Sendable {
     public init(hasTerminal: Bool, uncovered: Bool = false) {
         self.hasTerminal = hasTerminal
         state = uncovered ? .uncovered : .covering(.startup)
+        outputsHeld = !hasTerminal && !uncovered
+    }
+
+    /// Carries out `event` by its method.
+    public mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .start: return start()
+        case .terminalShown: return terminalShown()
+        case .terminalFailed(let why): return terminalFailed(why)
+        case .outputsTaken: return outputsTaken()
+        case .outputsRefused(let why): return outputsRefused(why)
+        case .outputsReleased: return outputsReleased()
+        case .terminalHandedBack: return terminalHandedBack()
+        case .lockRequested: return lockRequested()
+        case .enrollmentRequested:
+            enrollmentRequested()
+            return []
+        case .settle: return settle()
+        }
     }
 
     /// The first frame is drawn: with a VT, ours is asked for; without, the display is
@@ -101,14 +141,25 @@ public struct Cover: Sendable {
         return []
     }
 
-    /// The lock screen's `takeDisplay`, for `purpose`; `outputsReleased`: every output is
-    /// handed over (else a hand-over still under way is called off by taking them).
-    public mutating func coverAsked(for purpose: LockScreen.Purpose, outputsReleased: Bool) -> [Action] {
+    /// The lock screen asks for the display, for `purpose`: with a VT, ours first once
+    /// every output is handed over (its owner drops master, the outputs follow); a
+    /// hand-over still under way is called off by taking them.
+    public mutating func coverAsked(for purpose: LockScreen.Purpose) -> [Action] {
         transition(to: .covering(.lockScreen(purpose)), "cover asked")
-        return hasTerminal && outputsReleased ? [.showTerminal] : [.takeOutputs]
+        return hasTerminal && !outputsHeld ? [.showTerminal] : [.takeOutputs]
     }
 
-    /// The lock screen's `releaseDisplay` (after an unlock).
+    /// A cover under way for the lock screen is now for `purpose` (a lock overtaking an
+    /// enrollment that waits for the display).
+    public mutating func coverRetargeted(to purpose: LockScreen.Purpose) {
+        guard case .covering(.lockScreen) = state else {
+            Log.bug("cover: retargeted to \(purpose) while \(state)")
+            return
+        }
+        transition(to: .covering(.lockScreen(purpose)), "retargeted")
+    }
+
+    /// The lock screen hands the display over (after an unlock).
     public mutating func uncoverAsked() -> [Action] {
         switch state {
         case .covered, .notCovered, .covering:
@@ -157,20 +208,21 @@ public struct Cover: Sendable {
             return []
         }
         transition(to: .covered, "outputs taken")
+        outputsHeld = true
         failure = nil
         var out: [Action] = []
         if case .lockScreen = purpose { out.append(.displayTaken) }
         return out + answer()
     }
 
-    /// The outputs could not be taken (`why`); `outputsReleased`: they are still handed
-    /// over, so our VT goes back too.
-    public mutating func outputsRefused(_ why: String, outputsReleased: Bool) -> [Action] {
+    /// The outputs could not be taken (`why`): while they are still handed over, our VT
+    /// goes back too.
+    public mutating func outputsRefused(_ why: String) -> [Action] {
         guard case .covering(let purpose) = state else {
             Log.bug("cover: outputs refused while \(state)")
             return []
         }
-        return failed(why, purpose, handBack: outputsReleased && hasTerminal)
+        return failed(why, purpose, handBack: !outputsHeld && hasTerminal)
     }
 
     private mutating func failed(_ why: String, _ purpose: Purpose, handBack: Bool) -> [Action] {
@@ -194,6 +246,7 @@ public struct Cover: Sendable {
     /// Every output has been handed over (DRM master dropped).
     public mutating func outputsReleased() -> [Action] {
         guard case .uncovering = state else { return [] }
+        outputsHeld = false
         if hasTerminal { return [.handBackTerminal] }
         transition(to: .uncovered, "outputs released")
         return [.handedOver]

@@ -71,12 +71,11 @@ public struct LockScreen: Sendable {
         case notify(LockEvent)
         case armTimer(Instant)
         case redraw
-        /// Take the display back (DRM master, a full mode set and redraw), then call
-        /// `displayTaken` or `displayRefused`.
-        case takeDisplay
-        /// Hand the display over once the frame being drawn is shown (it shows nothing of
-        /// the secret).
-        case releaseDisplay
+        /// What the cover asks of its executor (our VT, DRM master on the outputs, the
+        /// replies to `lock`); what comes of it is reported with `cover(_:at:)`. Taking the
+        /// display back is `showTerminal` or `takeOutputs`; handing it over once the frame
+        /// being drawn is shown (it shows nothing of the secret) is `releaseOutputs`.
+        case cover(Cover.Action)
         /// Keep every touch and key from other programs (EVIOCGRAB).
         case grabInput
         /// Let other programs have the input again.
@@ -85,6 +84,16 @@ public struct LockScreen: Sendable {
         case blankDisplay
         /// Switch it on again: a touch or a key came (and is not taken as input).
         case wakeDisplay
+
+        /// Whether this takes the display or the input from the kiosk app (what must not
+        /// happen before "locked" is on record).
+        public var takesDisplayOrInput: Bool {
+            switch self {
+            case .grabInput: true
+            case .cover(let a): a == .showTerminal || a == .takeOutputs
+            case .verify, .store, .enroll, .notify, .armTimer, .redraw, .releaseInput, .blankDisplay, .wakeDisplay: false
+            }
+        }
     }
 
     /// An attempt to check: the secret's bytes are in it, so it is wiped once checked.
@@ -116,13 +125,13 @@ public struct LockScreen: Sendable {
         }
     }
 
-    /// Who has the display and the input. The lock screen holds them from the start; after
-    /// an unlock they are handed over to the kiosk app, and asked back to lock again or to
-    /// enroll a secret on the screen.
+    /// Who has the display and the input, as read off the cover. The lock screen holds
+    /// them from the start; after an unlock they are handed over to the kiosk app, and
+    /// asked back to lock again or to enroll a secret on the screen.
     public enum Hold: Hashable, Sendable {
         case held
         case released
-        /// `takeDisplay` was asked for, for this purpose; `displayTaken` or
+        /// The display was asked back, for this purpose; the cover's `displayTaken` or
         /// `displayRefused` says how it went.
         case taking(Purpose)
     }
@@ -141,7 +150,9 @@ public struct LockScreen: Sendable {
     public private(set) var toggleRect: PixelRect?
     /// How long an accepted pattern stays on screen before the unlocked screen.
     public var acceptHold = Interval.milliseconds(500)
-    public private(set) var hold = Hold.held
+    /// Whether the lock screen covers the screen, and what is under way: the one holder of
+    /// that state (`hold` and `holdsInput` are read off it and the session).
+    public private(set) var cover = Cover(hasTerminal: false)
     /// Which contacts reach the pads: the first finger, palms, stuck contacts, the switch.
     public private(set) var fingers: Fingers
     /// The screen's power (blanking) and the idle lock.
@@ -291,6 +302,24 @@ public struct LockScreen: Sendable {
                                       padIdle: pads.idle, now: now), builder.messages)
     }
 
+    /// Who has the display, as the cover's state says.
+    public var hold: Hold {
+        switch cover.state {
+        case .covering(.lockScreen(let purpose)): .taking(purpose)
+        case .covering(.startup), .covering(.retry), .covered, .notCovered: .held
+        case .uncovering, .uncovered: .released
+        }
+    }
+
+    /// Whether touches and keys are kept from other programs (`grabInput`): while locked,
+    /// and while a secret is enrolled on the screen.
+    public var holdsInput: Bool { !isUnlocked || enrollment != nil }
+
+    /// Whether covering goes through a VT switch of our own (before `begin`).
+    public mutating func covers(withTerminal: Bool) {
+        cover = Cover(hasTerminal: withTerminal)
+    }
+
     /// Whether touches and keys reach the gesture machines.
     private var takesInput: Bool { enrollment != nil || session.acceptsInput }
 
@@ -321,7 +350,7 @@ public struct LockScreen: Sendable {
                                          at now: Instant) -> [Action]? {
         self.now = max(self.now, now)
         guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
-        hold = .released
+        cover = Cover(hasTerminal: cover.hasTerminal, uncovered: true)
         return [.redraw] + apply(power.handedOver(at: now), at: now)
     }
 
@@ -533,13 +562,12 @@ public struct LockScreen: Sendable {
         case .held:
             return lockNow(at: now)
         case .released:
-            hold = .taking(.lock)
-            return [.takeDisplay]
+            return coverActions(cover.coverAsked(for: .lock), for: .lock, at: now)
         case .taking(.lock):
             return []
         case .taking(.enroll(let m)):
             // The enrollment waiting for the display gives way to the lock.
-            hold = .taking(.lock)
+            cover.coverRetargeted(to: .lock)
             return [.notify(.enrollFailed(method: m, reason: "cancelled by a lock request"))]
         }
     }
@@ -556,14 +584,40 @@ public struct LockScreen: Sendable {
         return out + apply(power.shownLocked(at: now), at: now)
     }
 
-    /// The display asked for by `takeDisplay` is ours again (it is drawn whole).
-    public mutating func displayTaken(at now: Instant) -> [Action] {
+    /// What the cover's executor reports (our VT, the outputs), and the requests that
+    /// reach the cover from outside (a client's `lock`, an enrollment asked for): the
+    /// cover's answers to the lock screen are carried out here, the rest returned as
+    /// `.cover` actions for the executor.
+    public mutating func cover(_ event: Cover.Event, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
-        guard case .taking(let purpose) = hold else {
+        // The purpose the cover was asked for, before it settles.
+        let purpose: Purpose? = if case .taking(let p) = hold { p } else { nil }
+        return coverActions(cover.handle(event), for: purpose, at: now)
+    }
+
+    private mutating func coverActions(_ actions: [Cover.Action], for purpose: Purpose?, at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for a in actions {
+            switch a {
+            case .displayTaken:
+                out += displayTaken(purpose, at: now)
+            case .displayRefused(let why):
+                out += displayRefused(purpose, why, at: now)
+            case .lock:
+                out += lock(at: now)
+            case .showTerminal, .takeOutputs, .releaseOutputs, .handBackTerminal, .answerLockRequests, .handedOver:
+                out.append(.cover(a))
+            }
+        }
+        return out
+    }
+
+    /// The display asked back is ours again (it is drawn whole).
+    private mutating func displayTaken(_ purpose: Purpose?, at now: Instant) -> [Action] {
+        guard let purpose else {
             Log.bug("lock screen: display taken while \(hold)")
             return []
         }
-        hold = .held
         switch purpose {
         case .lock:
             return lockNow(at: now)
@@ -574,13 +628,11 @@ public struct LockScreen: Sendable {
 
     /// The display could not be taken back (another program holds it): the device stays
     /// as it was, handed over.
-    public mutating func displayRefused(_ reason: String, at now: Instant) -> [Action] {
-        self.now = max(self.now, now)
-        guard case .taking(let purpose) = hold else {
+    private mutating func displayRefused(_ purpose: Purpose?, _ reason: String, at now: Instant) -> [Action] {
+        guard let purpose else {
             Log.bug("lock screen: display refused while \(hold)")
             return []
         }
-        hold = .released
         switch purpose {
         case .lock:
             return []
@@ -591,8 +643,7 @@ public struct LockScreen: Sendable {
 
     /// The display goes to the kiosk app; the idle time counts from here.
     private mutating func handOver(at now: Instant) -> [Action] {
-        hold = .released
-        return [.releaseDisplay] + apply(power.handedOver(at: now), at: now)
+        coverActions(cover.uncoverAsked(), for: nil, at: now) + apply(power.handedOver(at: now), at: now)
     }
 
     /// Root cleared the lockout on purpose (`touchlockctl lockout --reset`): no failures,
@@ -699,7 +750,7 @@ public struct LockScreen: Sendable {
     /// Shows the enrollment screen of `method`: the new secret is drawn (or typed) twice.
     /// Allowed while unlocked, or while locked when no secret exists for `method`
     /// (`hasSecret`, which the owner knows). After a hand-over the display is asked back
-    /// first (`takeDisplay`); the enrollment starts once it is taken.
+    /// first (the cover's `coverAsked`); the enrollment starts once it is taken.
     public mutating func beginEnrollment(_ method: UnlockMethod, hasSecret: Bool,
                                          at now: Instant) throws(EnrollRefusal) -> [Action] {
         self.now = max(self.now, now)
@@ -712,8 +763,7 @@ public struct LockScreen: Sendable {
         case .held:
             return startEnrollment(method, at: now)
         case .released:
-            hold = .taking(.enroll(method))
-            return [.takeDisplay]
+            return coverActions(cover.coverAsked(for: .enroll(method)), for: .enroll(method), at: now)
         case .taking:
             throw .busy("taking the display back")
         }

@@ -40,9 +40,6 @@ final class Daemon {
     /// kept beside the control socket; nil: not kept (`--once`).
     private let runtime: RuntimeFile?
     private var runtimeRecord: RuntimeRecord
-    /// Whether the lock screen covers the screen, and what is under way to cover or
-    /// uncover it (the one place that state is kept).
-    private var cover: Cover
     /// The daemon before this one was unlocked: this one starts handed over.
     private var startsHandedOver = false
     private var armedTimers: Set<Instant> = []
@@ -86,8 +83,6 @@ final class Daemon {
     private var firstFrameShown = false
     /// The config files holding a hash that others can read (status `secrets_readable`).
     var secretsReadable: [String] = []
-    /// Whether a grab of the input was asked for, applied to input opened later.
-    private var inputGrabbed = false
 
     /// The masks of the lock screen's text, read at start and written back once ready
     /// and at the end when text was drawn that they did not have.
@@ -113,7 +108,6 @@ final class Daemon {
         TextSetter.shared.keepWidths(in: textImages)
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
-        cover = Cover(hasTerminal: terminal != nil)
         self.options = options
         self.loop = loop
         self.store = store
@@ -148,6 +142,7 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.damagedRecord = store.damage != nil || store.untrusted != nil
+        lock.covers(withTerminal: terminal != nil)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
                               scene: { scene() })
@@ -164,14 +159,14 @@ final class Daemon {
         }
         presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
         if let terminal {
-            terminal.onShown = { [unowned self] in self.carryOut(self.cover.terminalShown()) }
+            terminal.onShown = { [unowned self] in self.coverEvent(.terminalShown) }
             terminal.onFailed = { [unowned self] why in
                 Log.error("cannot show the lock screen: \(why)")
-                self.carryOut(self.cover.terminalFailed(why))
+                self.coverEvent(.terminalFailed(why))
             }
             terminal.onHandedBack = { [unowned self] in
                 Log.info("VT hand-off: the kiosk's VT is shown again")
-                self.carryOut(self.cover.terminalHandedBack())
+                self.coverEvent(.terminalHandedBack)
             }
             terminal.onReturnTargetChanged = { [unowned self] vt in
                 self.runtimeRecord.returnVT = vt
@@ -194,7 +189,7 @@ final class Daemon {
     /// Told once every output has been handed over.
     private func handBackWhenAllReleased() {
         guard presenters.allSatisfy(\.isReleased) else { return }
-        carryOut(cover.outputsReleased())
+        coverEvent(.outputsReleased)
     }
 
     /// The runtime record, for the daemon after this one; kept in memory if it cannot be
@@ -241,7 +236,7 @@ final class Daemon {
                                 self.onActivity?(time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
-        inputs?.grab(inputGrabbed)
+        inputs?.grab(lock.holdsInput)
     }
 
     /// Touches from the input, at their kernel time (tests bring their own).
@@ -312,7 +307,6 @@ final class Daemon {
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
-            cover = Cover(hasTerminal: true, uncovered: true)
             lockedSince = nil
             lockedSinceWall = nil
             perform(actions)
@@ -324,7 +318,7 @@ final class Daemon {
         perform(lock.resume(at: now))
         restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
-        carryOut(cover.start())
+        coverEvent(.start)
     }
 
     private func finishStart() {
@@ -349,37 +343,36 @@ final class Daemon {
 
     // MARK: the VT hand-off
 
-    /// Carries out what the cover machine asks, in order; results come back to it.
-    private func carryOut(_ actions: [Cover.Action]) {
-        for a in actions {
-            switch a {
-            case .showTerminal:
-                terminal?.show()
-            case .takeOutputs:
-                takeOutputs()
-            case .releaseOutputs:
-                if !options.once { for p in presenters { p.releaseWhenShown() } }
-            case .handBackTerminal:
-                terminal?.handBack()
-            case .displayTaken:
-                perform(lock.displayTaken(at: EventLoop.now()))
-            case .displayRefused(let why):
-                perform(lock.displayRefused(why, at: EventLoop.now()))
-            case .lock:
-                perform(lock.lock(at: EventLoop.now()))
-            case .answerLockRequests(let refusal):
-                let replies = lockReplies
-                lockReplies = []
-                for r in replies {
-                    if let refusal {
-                        r(.failure(ControlError(.displayBusy, "cannot take the display: \(refusal)")))
-                    } else {
-                        r(.success(Status.State(lock.session.state)))
-                    }
+    /// Tells the lock screen's cover what the VT, the outputs or a client did.
+    private func coverEvent(_ event: Cover.Event) {
+        perform(lock.cover(event, at: EventLoop.now()))
+    }
+
+    /// Carries out what the cover asks; results come back to it (`coverEvent`).
+    private func carryOut(_ action: Cover.Action) {
+        switch action {
+        case .showTerminal:
+            terminal?.show()
+        case .takeOutputs:
+            takeOutputs()
+        case .releaseOutputs:
+            if !options.once { for p in presenters { p.releaseWhenShown() } }
+        case .handBackTerminal:
+            terminal?.handBack()
+        case .displayTaken, .displayRefused, .lock:
+            Log.bug("the cover's answer \(action) reached the daemon; the lock screen carries it out")
+        case .answerLockRequests(let refusal):
+            let replies = lockReplies
+            lockReplies = []
+            for r in replies {
+                if let refusal {
+                    r(.failure(ControlError(.displayBusy, "cannot take the display: \(refusal)")))
+                } else {
+                    r(.success(Status.State(lock.session.state)))
                 }
-            case .handedOver:
-                report(.handedOver)
             }
+        case .handedOver:
+            report(.handedOver)
         }
     }
 
@@ -394,16 +387,16 @@ final class Daemon {
             try presenter.take()
         } catch {
             Log.warning("cannot take the display: \(error)")
-            carryOut(cover.outputsRefused("\(error)", outputsReleased: presenter.isReleased))
+            coverEvent(.outputsRefused("\(error)"))
             return
         }
         for p in presenters { p.redraw() }
-        carryOut(cover.outputsTaken())
+        coverEvent(.outputsTaken)
     }
 
     /// Whether the lock screen is on the display, for status.
     private var displayState: Cover.Display {
-        cover.display(outputLost: presenters.contains { $0.display.state.reason != nil })
+        lock.cover.display(outputLost: presenters.contains { $0.display.state.reason != nil })
     }
 
     // MARK: actions
@@ -412,7 +405,7 @@ final class Daemon {
     func perform(_ actions: [LockScreen.Action], eventTime: Instant? = nil) {
         // Locked is kept before anything is taken, unlocked after it is told: a restart in
         // between comes back locked.
-        if runtimeRecord.unlocked != nil, actions.contains(where: { $0 == .grabInput || $0 == .takeDisplay }) {
+        if runtimeRecord.unlocked != nil, actions.contains(where: \.takesDisplayOrInput) {
             runtimeRecord.unlocked = nil
             saveRuntime()
         }
@@ -456,15 +449,8 @@ final class Daemon {
             case .redraw:
                 presenter.redraw(after: eventTime)
                 for m in mirrors { m.presenter.redraw() }
-            case .takeDisplay:
-                guard case .taking(let purpose) = lock.hold else {
-                    Log.bug("takeDisplay while the lock screen holds \(lock.hold)")
-                    continue
-                }
-                // With a VT, ours first: its owner drops master; the outputs follow.
-                carryOut(cover.coverAsked(for: purpose, outputsReleased: presenter.isReleased))
-            case .releaseDisplay:
-                carryOut(cover.uncoverAsked())
+            case .cover(let action):
+                carryOut(action)
             case .blankDisplay:
                 onIdle?()
                 for p in presenters {
@@ -479,10 +465,8 @@ final class Daemon {
                 }
                 info.resume()
             case .grabInput:
-                inputGrabbed = true
                 inputs?.grab(true)
             case .releaseInput:
-                inputGrabbed = false
                 inputs?.grab(false)
             }
         }
@@ -568,10 +552,10 @@ final class Daemon {
         var s = Status(lock, screen: presenter.display.size, now: EventLoop.now(), enrolled: store.enrolled)
         s.display = displayState
         if s.display == .notShown {
-            s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? cover.failure
+            s.displayReason = presenters.lazy.compactMap { p in p.display.state.reason.map { "output \(p.display.name): \($0)" } }.first ?? lock.cover.failure
         }
         s.vt = terminal?.number
-        if cover.lockPending { s.lockPending = true }
+        if lock.cover.lockPending { s.lockPending = true }
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? .blank : .awake
@@ -649,9 +633,9 @@ final class Daemon {
         // An output lost while locked (another process took master) is tried again.
         for p in presenters { p.retry(.lockRequested) }
         // Locked, but the lock screen never made it to the display: tried again.
-        carryOut(cover.lockRequested())
+        coverEvent(.lockRequested)
         perform(lock.lock(at: EventLoop.now()))
-        carryOut(cover.settle())
+        coverEvent(.settle)
     }
 
     var metrics: Metrics {
@@ -707,9 +691,9 @@ final class Daemon {
             return ControlError(.busy, "cannot enroll on the screen: \(error)")
         }
         enrollingClient = client
-        cover.enrollmentRequested()
+        coverEvent(.enrollmentRequested)
         perform(actions)
-        if case .uncovered = cover.state, let why = cover.refusal {
+        if case .uncovered = lock.cover.state, let why = lock.cover.refusal {
             return ControlError(.displayBusy, "cannot take the display back: \(why)")
         }
         return nil
@@ -727,7 +711,7 @@ final class Daemon {
         // Locked: the screen stays covered through a restart. Nothing of before (the app's
         // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
         // this one takes it over (and a new boot starts locked anyway).
-        let covered = cover.keepsCoveredAtExit
+        let covered = lock.cover.keepsCoveredAtExit
         if covered { keepCovered?() }
         // The card (and DRM master with it) goes before the VT is given back: the kiosk
         // takes master when its VT is shown.

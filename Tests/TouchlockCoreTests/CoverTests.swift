@@ -36,7 +36,7 @@ import Testing
         #expect(c.display(outputLost: false) == .handedOver)
         // `lock`: the request waits for the display.
         #expect(c.lockRequested().isEmpty)
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
         #expect(c.settle().isEmpty)  // not answered while the switch is under way
         #expect(c.terminalShown() == [.takeOutputs])
         #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
@@ -49,7 +49,7 @@ import Testing
         _ = c.uncoverAsked()
         #expect(c.outputsReleased() == [.handedOver])
         #expect(c.state == .uncovered)
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.takeOutputs])
+        #expect(c.coverAsked(for: .lock) == [.takeOutputs])
     }
 
     /// The VT owner does not let its VT go: the lock is refused, said so to the client and
@@ -57,7 +57,7 @@ import Testing
     @Test func aRefusedLockIsKeptAndCarriedOutWhenOurVTIsShownLate() {
         var c = Cover(hasTerminal: true, uncovered: true)
         _ = c.lockRequested()
-        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.coverAsked(for: .lock)
         let why = "the switch to VT 8 did not complete within 2000 ms"
         #expect(c.terminalFailed(why) == [.displayRefused(why), .answerLockRequests(refusal: why)])
         #expect(c.state == .uncovered && c.lockPending && c.display(outputLost: false) == .handedOver)
@@ -66,7 +66,7 @@ import Testing
         // The owner resumes; the kernel completes the switch: the lock screen's lock.
         #expect(c.terminalShown() == [.lock])
         #expect(!c.lockPending)
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
         #expect(c.terminalShown() == [.takeOutputs])
         #expect(c.outputsTaken() == [.displayTaken])
         #expect(c.failure == nil)
@@ -75,7 +75,7 @@ import Testing
     /// A late switch with nothing pending (an enrollment that timed out) goes straight back.
     @Test func aLateSwitchWithNothingPendingHandsStraightBack() {
         var c = Cover(hasTerminal: true, uncovered: true)
-        _ = c.coverAsked(for: .enroll(.pattern), outputsReleased: true)
+        _ = c.coverAsked(for: .enroll(.pattern))
         #expect(c.terminalFailed("busy") == [.displayRefused("busy")])
         #expect(!c.lockPending && c.refusal == "busy")
         #expect(c.terminalShown() == [.handBackTerminal])
@@ -86,12 +86,12 @@ import Testing
     @Test func aNewLockRequestStartsAfresh() {
         var c = Cover(hasTerminal: true, uncovered: true)
         _ = c.lockRequested()
-        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.coverAsked(for: .lock)
         _ = c.terminalFailed("busy")
         #expect(c.lockPending)
         #expect(c.lockRequested().isEmpty)
         #expect(!c.lockPending && c.refusal == nil)
-        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.coverAsked(for: .lock)
         _ = c.terminalShown()
         #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
     }
@@ -100,10 +100,10 @@ import Testing
     @Test func outputsRefusedAfterTheSwitchHandTheVTBack() {
         var c = Cover(hasTerminal: true, uncovered: true)
         _ = c.lockRequested()
-        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.coverAsked(for: .lock)
         _ = c.terminalShown()
         let why = "drmSetMaster: Permission denied"
-        #expect(c.outputsRefused(why, outputsReleased: true)
+        #expect(c.outputsRefused(why)
                 == [.displayRefused(why), .handBackTerminal, .answerLockRequests(refusal: why)])
         #expect(c.lockPending)
     }
@@ -164,7 +164,7 @@ import Testing
         _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
         #expect(c.uncoverAsked() == [.releaseOutputs])
         #expect(c.lockRequested().isEmpty)
-        #expect(c.coverAsked(for: .lock, outputsReleased: false) == [.takeOutputs])
+        #expect(c.coverAsked(for: .lock) == [.takeOutputs])
         #expect(c.display(outputLost: false) == .taking)
         #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
         // The release the Presenter called off never reports; a late one changes nothing.
@@ -182,7 +182,7 @@ import Testing
         #expect(c.start() == [.showTerminal])
         #expect(c.terminalShown() == [.takeOutputs])
         let why = "drmSetMaster: Device or resource busy"
-        #expect(c.outputsRefused(why, outputsReleased: true) == [.handBackTerminal])
+        #expect(c.outputsRefused(why) == [.handBackTerminal])
         #expect(c.state == .notCovered(why) && c.display(outputLost: false) == .notShown && c.failure == why)
         #expect(c.terminalHandedBack().isEmpty)  // no `handed_over`: still locked
         #expect(c.state == .notCovered(why) && c.keepsCoveredAtExit)
@@ -199,17 +199,17 @@ import Testing
     @Test func aLockRefusedForDRMMasterIsCarriedOutByTheNextLockRequest() {
         var c = Cover(hasTerminal: true, uncovered: true)
         _ = c.lockRequested()
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
         #expect(c.terminalShown() == [.takeOutputs])
         let why = "drmSetMaster: Permission denied"
-        #expect(c.outputsRefused(why, outputsReleased: true)
+        #expect(c.outputsRefused(why)
                 == [.displayRefused(why), .handBackTerminal, .answerLockRequests(refusal: why)])
         #expect(c.lockPending && c.state == .uncovered)
         // Our VT goes back to the kiosk: that is no new hand-over to announce.
         #expect(c.terminalHandedBack().isEmpty)
         #expect(c.lockRequested().isEmpty)
         #expect(!c.lockPending)
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
         #expect(c.settle().isEmpty)
         #expect(c.terminalShown() == [.takeOutputs])
         #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
@@ -225,7 +225,7 @@ import Testing
         #expect(c.lockRequested() == [.showTerminal])
         #expect(c.terminalShown() == [.takeOutputs])
         let why = "drmSetMaster: Device or resource busy"
-        #expect(c.outputsRefused(why, outputsReleased: true) == [.handBackTerminal, .answerLockRequests(refusal: why)])
+        #expect(c.outputsRefused(why) == [.handBackTerminal, .answerLockRequests(refusal: why)])
         #expect(c.state == .notCovered(why) && c.failure == why && c.keepsCoveredAtExit)
         #expect(c.lockRequested() == [.showTerminal])
     }
@@ -249,7 +249,7 @@ import Testing
     @Test func lockRequestsWaitingOnOneSwitchAreAnsweredTogether() {
         var c = Cover(hasTerminal: true, uncovered: true)
         _ = c.lockRequested()
-        _ = c.coverAsked(for: .lock, outputsReleased: true)
+        _ = c.coverAsked(for: .lock)
         #expect(c.lockRequested().isEmpty)  // a second client while the switch is under way
         #expect(c.settle().isEmpty)
         #expect(c.terminalFailed("busy") == [.displayRefused("busy"), .answerLockRequests(refusal: "busy")])
@@ -260,11 +260,11 @@ import Testing
     @Test func anEnrollmentsRefusalIsNotALocksAnswer() {
         var c = Cover(hasTerminal: true, uncovered: true)
         c.enrollmentRequested()
-        _ = c.coverAsked(for: .enroll(.code), outputsReleased: true)
+        _ = c.coverAsked(for: .enroll(.code))
         _ = c.terminalFailed("busy")
         #expect(c.refusal == "busy" && !c.lockPending)
         _ = c.lockRequested()
-        #expect(c.coverAsked(for: .lock, outputsReleased: true) == [.showTerminal])
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
         #expect(c.terminalShown() == [.takeOutputs])
         #expect(c.outputsTaken() == [.displayTaken, .answerLockRequests(refusal: nil)])
     }
@@ -273,7 +273,7 @@ import Testing
     @Test func impossibleEventsChangeNothing() {
         var c = Cover(hasTerminal: true, uncovered: true)
         #expect(c.outputsTaken().isEmpty && c.state == .uncovered)
-        #expect(c.outputsRefused("x", outputsReleased: true).isEmpty && c.state == .uncovered)
+        #expect(c.outputsRefused("x").isEmpty && c.state == .uncovered)
         #expect(c.uncoverAsked().isEmpty && c.state == .uncovered)
         #expect(c.terminalHandedBack().isEmpty)
         #expect(c.outputsReleased().isEmpty)

@@ -100,7 +100,7 @@ import Testing
         #expect(actions == [.redraw, .armTimer(at(5_000_000) + .milliseconds(30_000))])
         #expect(s.session.state == .unlocked(.pattern, at: at(1_000)) && s.hold == .released)
         // A lock then takes the display first, as after any unlock.
-        #expect(s.lock(at: at(6_000_000)) == [.takeDisplay])
+        #expect(s.lock(at: at(6_000_000)) == [.cover(.takeOutputs)])
     }
 
     @Test func aFailureOnRecordMeansTheRestartStartsLocked() {
