@@ -23,8 +23,9 @@ public final class EvdevInputs {
     private var touchIDBase = 0
     private var watch: DirectoryWatch?
     private var directory = "/dev/input"
-    /// Grabbed while locked: new devices follow.
-    private var grabbing = true
+    /// Whether the input is kept from other programs now (the lock screen's
+    /// `holdsInput`): asked for each device opened, so a new one follows.
+    public var holdsInput: () -> Bool = { true }
     /// Where a touchscreen belongs when there are several outputs: its output's name,
     /// logical size and rotation (nil: `screen` and the settings' rotation for all).
     public var place: ((DeviceDescription) -> (output: String, screen: Size, rotation: Rotation))?
@@ -160,7 +161,7 @@ public final class EvdevInputs {
             return
         }
         devices[dev.fd] = Entry(device: dev, touch: touch, keys: keys, admission: admission)
-        dev.grab(grabbing)
+        dev.grab(holdsInput())
     }
 
     /// udev's properties of character device `number` (the node at `path`), nil if udev has
@@ -248,8 +249,8 @@ public final class EvdevInputs {
         return now != before
     }
 
+    /// Grabs or releases every device open now (devices opened later ask `holdsInput`).
     public func grab(_ on: Bool) {
-        grabbing = on
         for d in devices.values { d.device.grab(on) }
     }
 

@@ -230,13 +230,13 @@ final class Daemon {
         inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
                             rotation: presenter.display.rotation,
                             place: { [unowned self] device in self.place(device) },
+                            holdsInput: { [unowned self] in self.lock.holdsInput },
                             touches: { [unowned self] touches, time in self.touched(touches, at: time) },
                             keys: { [unowned self] key, time in
                                 self.perform(self.lock.hardwareKey(key, at: time), eventTime: time)
                                 self.onActivity?(time)
                             })
         inputs?.onReplayedFrame = { [unowned self] time in self.reportShownIfNothingToDraw(time) }
-        inputs?.grab(lock.holdsInput)
     }
 
     /// Touches from the input, at their kernel time (tests bring their own).

@@ -12,8 +12,10 @@ final class Inputs {
 
     /// `screen`: the logical size; `rotation`: the display's, which touch follows.
     /// `place`: where each touchscreen belongs, when there are several outputs.
+    /// `holdsInput`: whether the devices are kept from other programs now, asked as each opens.
     init(options: Options, config: Config, loop: EventLoop, screen: Size, rotation: Rotation = .degrees0,
          place: ((DeviceDescription) -> (output: String, screen: Size, rotation: Rotation))? = nil,
+         holdsInput: @escaping () -> Bool = { true },
          touches: @escaping ([ScreenTouch], Instant) -> Void,
          keys: @escaping (KeyInput, Instant) -> Void) throws(StartError) {
         let settings = InputSettings(quirks: config.inputQuirks, orientation: config.touchOrientation,
@@ -22,6 +24,7 @@ final class Inputs {
         case .auto, .evdev:
             let inputs = EvdevInputs(loop: loop, screen: screen, settings: settings, deliver: touches, deliverKey: keys)
             inputs.place = place
+            inputs.holdsInput = holdsInput
             // Watched before the devices there are listed: a node created in between is seen
             // (the watch's events come once the loop runs; a node already open is skipped).
             inputs.watchForHotplug()
