@@ -46,8 +46,11 @@ final class Daemon {
     /// The control client that asked for the enrollment on screen: if it goes away
     /// (touchlockctl gave up waiting), the enrollment is cancelled.
     private var enrollingClient: Int?
-    /// Our virtual terminal, switched to for the lock screen and back after the unlock.
+    /// Our virtual terminal, switched to for the lock screen and back after the unlock
+    /// (by `covering`); read here for status and the runtime record.
     private let terminal: TerminalHandoff?
+    /// What carries out the cover's actions: our VT, DRM master on the outputs, the grab.
+    private let covering: any Covering
     /// Why there is no VT hand-off, when there is none.
     private let terminalAbsence: String?
     /// Closes the DRM card the outputs are on, at shutdown.
@@ -108,6 +111,8 @@ final class Daemon {
         TextSetter.shared.keepWidths(in: textImages)
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
+        let covering = TerminalCovering(terminal: terminal, once: options.once)
+        self.covering = covering
         self.options = options
         self.loop = loop
         self.store = store
@@ -142,7 +147,7 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.damagedRecord = store.damage != nil || store.untrusted != nil
-        lock.covers(withTerminal: terminal != nil)
+        lock.covers(withTerminal: covering.hasTerminal)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
                               scene: { scene() })
@@ -158,23 +163,15 @@ final class Daemon {
             self.notifyReady()
         }
         presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
-        if let terminal {
-            terminal.onShown = { [unowned self] in self.coverEvent(.terminalShown) }
-            terminal.onFailed = { [unowned self] why in
-                Log.error("cannot show the lock screen: \(why)")
-                self.coverEvent(.terminalFailed(why))
-            }
-            terminal.onHandedBack = { [unowned self] in
-                Log.info("VT hand-off: the kiosk's VT is shown again")
-                self.coverEvent(.terminalHandedBack)
-            }
-            terminal.onReturnTargetChanged = { [unowned self] vt in
-                self.runtimeRecord.returnVT = vt
-                self.saveRuntime()
-            }
+        covering.presenters = { [unowned self] in self.presenters }
+        covering.inputs = { [unowned self] in self.inputs }
+        covering.report = { [unowned self] event in self.coverEvent(event) }
+        covering.closeCard = { [unowned self] in self.closeCard?() }
+        covering.keepCovered = { [unowned self] in self.keepCovered?() }
+        terminal?.onReturnTargetChanged = { [unowned self] vt in
+            self.runtimeRecord.returnVT = vt
+            self.saveRuntime()
         }
-        // DRM master is dropped first: the kiosk cannot take it back while we hold it.
-        presenter.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
         for d in others { addOutput(d) }
     }
 
@@ -184,12 +181,6 @@ final class Daemon {
             Log.info("output \(o.name): \(o.phase.name)\(o.reason.map { " (\($0))" } ?? "")")
             self.textfile?.changed()
         }
-    }
-
-    /// Told once every output has been handed over.
-    private func handBackWhenAllReleased() {
-        guard presenters.allSatisfy(\.isReleased) else { return }
-        coverEvent(.outputsReleased)
     }
 
     /// The runtime record, for the daemon after this one; kept in memory if it cannot be
@@ -210,7 +201,6 @@ final class Daemon {
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
                           })
-        p.onReleased = { [unowned self] in self.handBackWhenAllReleased() }
         watch(display)
         mirrors.append((p, view))
         Log.info("output \(display.name): \(display.size.width)x\(display.size.height), \(Int(density.dpi.rounded())) dpi, shows the lock screen too")
@@ -352,13 +342,13 @@ final class Daemon {
     private func carryOut(_ action: Cover.Action) {
         switch action {
         case .showTerminal:
-            terminal?.show()
+            covering.showTerminal()
         case .takeOutputs:
-            takeOutputs()
+            covering.takeOutputs()
         case .releaseOutputs:
-            if !options.once { for p in presenters { p.releaseWhenShown() } }
+            covering.releaseOutputs()
         case .handBackTerminal:
-            terminal?.handBack()
+            covering.handBackTerminal()
         case .displayTaken, .displayRefused, .lock:
             Log.bug("the cover's answer \(action) reached the daemon; the lock screen carries it out")
         case .answerLockRequests(let refusal):
@@ -374,24 +364,6 @@ final class Daemon {
         case .handedOver:
             report(.handedOver)
         }
-    }
-
-    /// DRM master on every output (our VT is on screen, or there is no VT to switch),
-    /// then a full redraw.
-    private func takeOutputs() {
-        for p in presenters { p.retry(.terminalAcquired) }
-        do {
-            for p in mirrors.map(\.presenter) {
-                do { try p.take() } catch { Log.warning("output \(p.display.name): cannot take it: \(error)") }
-            }
-            try presenter.take()
-        } catch {
-            Log.warning("cannot take the display: \(error)")
-            coverEvent(.outputsRefused("\(error)"))
-            return
-        }
-        for p in presenters { p.redraw() }
-        coverEvent(.outputsTaken)
     }
 
     /// Whether the lock screen is on the display, for status.
@@ -465,9 +437,9 @@ final class Daemon {
                 }
                 info.resume()
             case .grabInput:
-                inputs?.grab(true)
+                covering.holdInput(true)
             case .releaseInput:
-                inputs?.grab(false)
+                covering.holdInput(false)
             }
         }
     }
@@ -708,15 +680,8 @@ final class Daemon {
         // Torn down in reverse order of setup.
         for m in mirrors.reversed() { m.presenter.shutdown() }
         presenter.shutdown()
-        // Locked: the screen stays covered through a restart. Nothing of before (the app's
-        // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
-        // this one takes it over (and a new boot starts locked anyway).
-        let covered = lock.cover.keepsCoveredAtExit
-        if covered { keepCovered?() }
-        // The card (and DRM master with it) goes before the VT is given back: the kiosk
-        // takes master when its VT is shown.
-        closeCard?()
-        terminal?.shutdown(handingBack: !covered)
+        // Locked: the screen stays covered through a restart.
+        covering.shutdown(keepingCovered: lock.cover.keepsCoveredAtExit)
         verifier.shutdown()
     }
 }

@@ -1,0 +1,114 @@
+import TouchlockCore
+import TouchlockDisplay
+
+/// What carries out the cover's actions on the device and reports what came of them: the
+/// one way the daemon covers the screen and keeps the input. The `Cover` machine decides;
+/// this acts. Today that is a VT of our own, DRM master on every output and the input's
+/// grab (`TerminalCovering`); another way of covering (a Wayland ext-session-lock-v1
+/// client, DRM with no VT) is another implementation of this, with the cover and the lock
+/// screen unchanged.
+protocol Covering: AnyObject {
+    /// Whether covering goes through a VT switch (the cover's `hasTerminal`).
+    var hasTerminal: Bool { get }
+    /// Where what came of an action goes (the daemon passes it on to the lock screen).
+    var report: ((Cover.Event) -> Void)? { get set }
+    /// `showTerminal`: `terminalShown` or `terminalFailed` follows.
+    func showTerminal()
+    /// `handBackTerminal`: `terminalHandedBack` follows.
+    func handBackTerminal()
+    /// `takeOutputs`: `outputsTaken` or `outputsRefused` follows, at once.
+    func takeOutputs()
+    /// `releaseOutputs`: each output once its frame clearing the screen is shown;
+    /// `outputsReleased` follows when all have.
+    func releaseOutputs()
+    /// Keeps every touch and key from other programs, or lets them go.
+    func holdInput(_ on: Bool)
+    /// The daemon stops: the screen stays covered (locked) or goes back to the kiosk.
+    func shutdown(keepingCovered: Bool)
+}
+
+/// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
+/// every output, the input grabbed; handed back in reverse. Without a VT (`--vt none`,
+/// headless) the outputs are ours from the start and only master and the grab move.
+final class TerminalCovering: Covering {
+    private let terminal: TerminalHandoff?
+    /// The outputs' presenters, the primary's first (hotplug changes them).
+    var presenters: () -> [Presenter] = { [] }
+    /// The input, once it is open.
+    var inputs: () -> Inputs? = { nil }
+    /// `--once`: the display is never handed over (the loop stops at the unlock).
+    private let once: Bool
+    /// Closes the DRM card the outputs are on, at shutdown.
+    var closeCard: (() -> Void)?
+    /// At a shutdown while locked: nothing of what was on the screen before is restored.
+    var keepCovered: (() -> Void)?
+    var report: ((Cover.Event) -> Void)?
+
+    init(terminal: TerminalHandoff?, once: Bool) {
+        self.terminal = terminal
+        self.once = once
+        terminal?.onShown = { [unowned self] in self.report?(.terminalShown) }
+        terminal?.onFailed = { [unowned self] why in
+            Log.error("cannot show the lock screen: \(why)")
+            self.report?(.terminalFailed(why))
+        }
+        terminal?.onHandedBack = { [unowned self] in
+            Log.info("VT hand-off: the kiosk's VT is shown again")
+            self.report?(.terminalHandedBack)
+        }
+    }
+
+    var hasTerminal: Bool { terminal != nil }
+
+    func showTerminal() { terminal?.show() }
+
+    func handBackTerminal() { terminal?.handBack() }
+
+    /// DRM master on every output (our VT is on screen, or there is no VT to switch),
+    /// then a full redraw. Only the primary's refusal refuses: a mirror that cannot be
+    /// taken is said and left inactive.
+    func takeOutputs() {
+        let all = presenters()
+        for p in all { p.retry(.terminalAcquired) }
+        do {
+            for p in all.dropFirst() {
+                do { try p.take() } catch { Log.warning("output \(p.display.name): cannot take it: \(error)") }
+            }
+            try all.first?.take()
+        } catch {
+            Log.warning("cannot take the display: \(error)")
+            report?(.outputsRefused("\(error)"))
+            return
+        }
+        for p in all { p.redraw() }
+        report?(.outputsTaken)
+    }
+
+    func releaseOutputs() {
+        guard !once else { return }
+        for p in presenters() {
+            p.onReleased = { [unowned self] in self.outputReleased() }
+            p.releaseWhenShown()
+        }
+    }
+
+    /// Told by each presenter that has handed its output over; reports once all have
+    /// (DRM master is dropped first: the kiosk cannot take it back while we hold it).
+    private func outputReleased() {
+        guard presenters().allSatisfy(\.isReleased) else { return }
+        report?(.outputsReleased)
+    }
+
+    func holdInput(_ on: Bool) { inputs()?.grab(on) }
+
+    func shutdown(keepingCovered covered: Bool) {
+        // Locked: the screen stays covered through a restart. Nothing of before (the app's
+        // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
+        // this one takes it over (and a new boot starts locked anyway).
+        if covered { keepCovered?() }
+        // The card (and DRM master with it) goes before the VT is given back: the kiosk
+        // takes master when its VT is shown.
+        closeCard?()
+        terminal?.shutdown(handingBack: !covered)
+    }
+}
