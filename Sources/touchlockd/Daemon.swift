@@ -98,7 +98,8 @@ final class Daemon {
 
     init(config: Config, options: Options, loop: EventLoop, display: Display, store: StateStore,
          terminal: TerminalHandoff? = nil, terminalAbsence: String? = nil, others: [Display] = [],
-         runtime: RuntimeFile? = nil, runtimeRecord: RuntimeRecord = RuntimeRecord()) {
+         runtime: RuntimeFile? = nil, runtimeRecord: RuntimeRecord = RuntimeRecord(),
+         covering: (any Covering)? = nil) {
         self.config = config
         self.runtime = runtime
         var runtimeRecord = runtimeRecord
@@ -111,8 +112,16 @@ final class Daemon {
         TextSetter.shared.keepWidths(in: textImages)
         self.terminal = terminal
         self.terminalAbsence = terminalAbsence
-        let covering = TerminalCovering(terminal: terminal, once: options.once)
-        self.covering = covering
+        // Today's way of covering unless another is given (it then owns its own VT, if any).
+        let ours: TerminalCovering?
+        if let covering {
+            self.covering = covering
+            ours = nil
+        } else {
+            let made = TerminalCovering(terminal: terminal, once: options.once)
+            self.covering = made
+            ours = made
+        }
         self.options = options
         self.loop = loop
         self.store = store
@@ -147,7 +156,7 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.damagedRecord = store.damage != nil || store.untrusted != nil
-        lock.covers(withTerminal: covering.hasTerminal)
+        lock.covers(withTerminal: self.covering.hasTerminal)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
                               scene: { scene() })
@@ -163,11 +172,11 @@ final class Daemon {
             self.notifyReady()
         }
         presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
-        covering.presenters = { [unowned self] in self.presenters }
-        covering.inputs = { [unowned self] in self.inputs }
-        covering.report = { [unowned self] event in self.coverEvent(event) }
-        covering.closeCard = { [unowned self] in self.closeCard?() }
-        covering.keepCovered = { [unowned self] in self.keepCovered?() }
+        ours?.presenters = { [unowned self] in self.presenters }
+        ours?.inputs = { [unowned self] in self.inputs }
+        ours?.closeCard = { [unowned self] in self.closeCard?() }
+        ours?.keepCovered = { [unowned self] in self.keepCovered?() }
+        self.covering.report = { [unowned self] event in self.coverEvent(event) }
         terminal?.onReturnTargetChanged = { [unowned self] vt in
             self.runtimeRecord.returnVT = vt
             self.saveRuntime()

@@ -158,7 +158,7 @@ private func makeDirectory() throws -> String {
 /// daemon before this one kept; `twoOutputs`: Virtual-2 is plugged in too and shows the
 /// lock screen beside Virtual-1. Runs `body`, then shuts the daemon down.
 private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, record: RuntimeRecord = RuntimeRecord(),
-                        twoOutputs: Bool = false,
+                        twoOutputs: Bool = false, covering: (any Covering)? = nil,
                         card prepare: (FakeDrmDevice) -> Void = { _ in }, _ body: (HandoffRig) throws -> Void) throws {
     let card = FakeDrmDevice()
     card.master = !compositorHoldsMaster
@@ -191,7 +191,8 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
                                       now: { EventLoop.now() },
                                       schedule: { t, f in if let rig { rig.switchTimers.append((t, f)) } else { early.append((t, f)) } })
         let daemon = Daemon(config: config, options: Options(), loop: loop, display: drm.outputs[0], store: store,
-                            terminal: handoff, others: Array(drm.outputs.dropFirst()), runtime: runtime, runtimeRecord: record)
+                            terminal: covering == nil ? handoff : nil, others: Array(drm.outputs.dropFirst()),
+                            runtime: runtime, runtimeRecord: record, covering: covering)
         daemon.closeCard = { drm.close() }
         let made = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime,
                               switchTimers: early)
@@ -203,8 +204,63 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
     } }
 }
 
+/// Another way of covering (what a Wayland ext-session-lock-v1 client would be): no VT,
+/// the outputs and the input said taken or released when asked, each call recorded.
+final class RecordedCovering: Covering {
+    let hasTerminal = false
+    var report: ((Cover.Event) -> Void)?
+    private(set) var calls: [String] = []
+    /// Refuse the next `takeOutputs` with this reason.
+    var refuse: String?
+
+    func showTerminal() { calls.append("show terminal") }
+    func handBackTerminal() { calls.append("hand back terminal") }
+    func takeOutputs() {
+        calls.append("take outputs")
+        if let why = refuse {
+            refuse = nil
+            report?(.outputsRefused(why))
+        } else {
+            report?(.outputsTaken)
+        }
+    }
+    func releaseOutputs() {
+        calls.append("release outputs")
+        report?(.outputsReleased)
+    }
+    func holdInput(_ on: Bool) { calls.append(on ? "hold input" : "release input") }
+    func shutdown(keepingCovered: Bool) { calls.append(keepingCovered ? "exit covered" : "exit uncovered") }
+}
+
 @Suite(.enabled(if: SystemCalls.isReplaceable, "the syscall tables are replaceable in debug builds only"))
 struct DaemonHandoffTests {
+    /// The daemon covers through whatever `Covering` it is given: the same unlock, hand-over,
+    /// refused and granted lock and exit go through another implementation with nothing
+    /// else changed, and status reads the same words.
+    @Test func anotherWayOfCoveringRunsTheSameDaemon() throws {
+        let covering = RecordedCovering()
+        try withDaemon(compositorHoldsMaster: false, covering: covering) { r in
+            #expect(covering.calls == ["hold input"])
+            #expect(r.status.display == .shown && r.status.vt == nil)
+            r.draw(unlockPattern)
+            let handedOver = try r.turn { r.events.last == .handedOver }
+            #expect(handedOver)
+            #expect(covering.calls == ["hold input", "release input", "release outputs"])
+            #expect(r.status.display == .handedOver && r.status.state == .unlocked)
+            covering.refuse = "the compositor refused the session lock"
+            let refused = r.lock()
+            #expect(refused().map { if case .failure(let e) = $0 { e.message } else { "answered" } }
+                    == "cannot take the display: the compositor refused the session lock")
+            #expect(r.status.state == .unlocked && r.status.lockPending == true)
+            let granted = r.lock()
+            #expect(answered(granted()) == .locked)
+            #expect(covering.calls.suffix(3) == ["take outputs", "take outputs", "hold input"])
+            #expect(r.status.display == .shown && r.status.state == .locked)
+            r.stop()
+            #expect(covering.calls.last == "exit covered")
+        }
+    }
+
     /// Locked at boot over a kiosk whose compositor does not let DRM master go: our VT is
     /// shown, master is refused, our VT goes back to the kiosk, and status says the lock
     /// screen is not shown and why, with no hand-over announced. A `lock` switches again and,
