@@ -158,7 +158,7 @@ final class Daemon {
         lock.damagedRecord = store.damage != nil || store.untrusted != nil
         lock.covers(withTerminal: self.covering.hasTerminal)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, shown: terminal == nil, textImages: textImages,
+        presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
                               scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
         presenter.onShown = { [unowned self] t in
@@ -206,7 +206,7 @@ final class Daemon {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure)
-        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || terminal == nil,
+        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || !covering.hasTerminal,
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
                           })
