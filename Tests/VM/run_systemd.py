@@ -31,7 +31,9 @@ kiosk, cage's wiki unit cage@tty1 running weston-simple-touch on virtio-gpu, the
 example drop-in on it, touchlockd on its own VT and its secret set by set-secret (README.Debian's
 lines). The checks of systemd_deploy.py and systemd_logind.py (left out with --no-deploy
 or TOUCHLOCK_VM_DEPLOY=0) follow the five above: restarts, crashes, the watchdog and upgrades over the
-running kiosk, locked and unlocked, and logind's lock-sessions and a suspend.
+running kiosk, locked and unlocked, and logind's lock-sessions and a suspend. Before that
+boot, the image is booted once with plymouth's splash (systemd_plymouth.py, left out with
+--no-plymouth): the splash handing the screen over to the lock screen.
 
 Figures printed: QEMU start to the shell, `systemd-analyze time`, touchlockd's exec to
 READY=1, SIGSTOP to the new main PID active, `systemctl restart` time, the exposure.
@@ -52,6 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, inject, poll_screen,  # noqa: E402
                      save, stroke)
 from systemd_deploy import Deploy  # noqa: E402
+from systemd_plymouth import PlymouthBoot, install_theme  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -131,6 +134,8 @@ def build_image(args):
         with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/vt.conf"), "w") as f:
             f.write("[display]\nvt = 8\n")
         print("vm-systemd: README.Debian sets no [display] vt: vt = 8 written", flush=True)
+    # plymouth's splash, for the boot that shows it (systemd_plymouth.py).
+    install_theme(r)
     # A machine id: not a first boot (no systemd-firstboot, no presets applied).
     with open(os.path.join(r, "etc/machine-id"), "w") as f:
         f.write("0123456789abcdef0123456789abcdef\n")
@@ -162,9 +167,13 @@ def build_image(args):
 # ---------------------------------------------------------------------------- the guest
 
 class SystemdGuest(Guest):
-    def __init__(self, args, workdir, log, console_path):
+    def __init__(self, args, workdir, log, console_path, splash=False):
         super().__init__(args, workdir, log)
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
+        # plymouth is installed: the splash's boot shows it (the serial ports are the
+        # test's, a kiosk has none); the others run without it.
+        # plymouth.debug: its log goes to the console log (ttyS1).
+        self.append += " splash plymouth.ignore-serial-consoles plymouth.debug=stream:/dev/ttyS1" if splash else " plymouth.enable=0"
         # The root lives in RAM (about 400 MB) beside the unpacked initramfs.
         self.memory = "1536"
         # virtio-gpu: wlroots (cage) cannot use bochs. QMP for the screendump loop.
@@ -438,6 +447,25 @@ def attempt(args, out, number):
     return run
 
 
+def plymouth_attempt(args, out, number):
+    """The boot with plymouth's splash (systemd_plymouth.py): its results."""
+    workdir = tempfile.mkdtemp(prefix="touchlock-vm-plymouth-")
+    suffix = "" if number == 1 else f".{number}"
+    with open(os.path.join(out, f"agent-plymouth{suffix}.log"), "w", buffering=1) as log:
+        run = Run(args, out, log)
+        guest = SystemdGuest(args, workdir, log, os.path.join(out, f"console-plymouth{suffix}.log"), splash=True)
+        boot = PlymouthBoot(run, guest)
+        try:
+            results = boot.run_all()
+        except CheckFailed as e:
+            print(f"vm-systemd: plymouth boot FAILED: {e}", flush=True)
+            results = boot.results
+        finally:
+            guest.quit()
+            shutil.rmtree(workdir, ignore_errors=True)
+    return results, run.figures
+
+
 def main():
     ap = argparse.ArgumentParser(description="touchlock's package under systemd as PID 1, in QEMU")
     ap.add_argument("--vmlinux", required=True)
@@ -453,12 +481,25 @@ def main():
                     help="run the deployment and logind checks too (systemd_deploy.py; the default,"
                          " TOUCHLOCK_VM_DEPLOY=0 leaves them out)")
     ap.add_argument("--no-deploy", dest="deploy", action="store_false", help="only the five checks above")
+    ap.add_argument("--no-plymouth", dest="plymouth", action="store_false",
+                    help="leave out the boot with plymouth's splash (systemd_plymouth.py)")
     ap.add_argument("--boot-timeout", type=float, default=120)
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     build_image(args)
 
+    plymouth, figures = {}, {}
+    if args.plymouth:
+        for number in (1, 2):
+            try:
+                plymouth, figures = plymouth_attempt(args, out, number)
+                break
+            except InfraError as e:
+                print(f"vm-systemd: plymouth boot, attempt {number}: {e}", flush=True)
+                if number == 2:
+                    print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
+                    return 1
     for number in (1, 2):
         try:
             run = attempt(args, out, number)
@@ -468,9 +509,10 @@ def main():
             if number == 2:
                 print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
                 return 1
-    passed = sum(1 for p in run.results.values() if p is None)
-    failed = len(run.results) - passed
-    print("vm-systemd: figures: " + "; ".join(f"{k} {v}" for k, v in run.figures.items()))
+    results = dict(plymouth, **run.results)
+    passed = sum(1 for p in results.values() if p is None)
+    failed = len(results) - passed
+    print("vm-systemd: figures: " + "; ".join(f"{k} {v}" for k, v in dict(figures, **run.figures).items()))
     print(f"vm-systemd: screenshots, the console log and the agent's log in {out}")
     print(f"vm-systemd: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

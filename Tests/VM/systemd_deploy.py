@@ -123,8 +123,12 @@ def cell_stroke(cell):
 class Dumper:
     """QMP screendumps in a loop on a thread of its own, each classified as it comes."""
 
-    def __init__(self, path, workdir):
+    def __init__(self, path, workdir, kind=None, keep=()):
+        """kind: the classifier (classify by default); keep: the kinds whose first
+        screendump is kept, as evidence, in .kept."""
         self.workdir = workdir
+        self.kind = kind or classify
+        self.keep = keep
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -170,6 +174,7 @@ class Dumper:
     def start(self):
         self.frames = []          # (host time, kind)
         self.first_app = None     # the first screendump showing the app, kept as evidence
+        self.kept = {}            # kind -> its first screendump, for the kinds in keep
         self.last = None
         self.error = None
         self.stopping = False
@@ -182,10 +187,12 @@ class Dumper:
             while not self.stopping:
                 t = time.monotonic()
                 img = self.dump(n)
-                kind = classify(img)
+                kind = self.kind(img)
                 self.frames.append(((t + time.monotonic()) / 2, kind))
                 if kind == "app" and self.first_app is None:
                     self.first_app = img
+                if kind in self.keep and kind not in self.kept:
+                    self.kept[kind] = img
                 self.last = img
                 n += 1
                 time.sleep(max(0.0, t + DUMP_EVERY_S - time.monotonic()))

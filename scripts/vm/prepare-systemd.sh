@@ -6,7 +6,8 @@
 # packages touchlock's .deb depends on, and a Debian kiosk's stack: libpam-systemd (a PAM
 # login gets a logind session), polkitd (logind asks it before Session.Activate, which
 # libseat calls), cage (its libseat logind backend), weston (for weston-simple-touch),
-# libinput-bin, xkb-data and kbd (chvt); plus the kernel modules the guest needs
+# libinput-bin, xkb-data and kbd (chvt); plymouth and its themes, for the boot
+# with a splash (Tests/VM/systemd_plymouth.py); plus the kernel modules the guest needs
 # (virtio_gpu, which wlroots can use, and bochs, with their DRM helpers; uinput, evdev)
 # from Debian's package of the kernel the VM boots, with their modules.dep.
 #   scripts/vm/prepare-systemd.sh DEB
@@ -35,7 +36,7 @@ KVER=$(cat "$CACHE/kernel.version")
 # The package's own dependencies (first of each alternative, without versions).
 DEPS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' \
     | grep . | sort -u | tr '\n' ',' | sed 's/,$//')
-KIOSK="libpam-systemd,polkitd,cage,weston,libinput-bin,xkb-data,kbd"
+KIOSK="libpam-systemd,polkitd,cage,weston,libinput-bin,xkb-data,kbd,plymouth,plymouth-themes"
 INCLUDE="systemd,systemd-sysv,udev,kmod,dbus,$KIOSK,$DEPS"
 KEY=$( (echo "$KVER $INCLUDE $WANTED"; cat "$0" "$ROOT/scripts/vm/kernel-modules.py") | sha256sum | cut -c1-16)
 DIR="$CACHE/systemd"

@@ -1,0 +1,238 @@
+"""The boot splash's checks of the systemd VM test (run_systemd.py): a boot of the same image
+with plymouth showing a splash, as a Debian image with plymouth installed and `splash` on the
+kernel's command line boots, handing the screen over to the lock screen.
+
+The image has Debian's plymouth and plymouth-themes and a theme of the test's (THEME: the
+spinner theme's plugin and pictures on one flat colour, SPLASH, that nothing else on the
+screen has) set in /etc/plymouth/plymouthd.conf. This boot adds `splash plymouth.ignore-serial-consoles` to the
+kernel's command line (the serial ports are the test's, a kiosk has none); the main boot has
+`plymouth.enable=0` and runs as before. From QEMU's start to the end of the checks, QMP
+screendumps are taken in a loop from the host (every DUMP_EVERY_S at most), each classified
+as "splash" (most of a sparse grid over the screen is SPLASH), "lock" (the lock screen's
+background) or "other" (the firmware's screen, the text console, a black screen).
+
+Checks:
+  splash     plymouth showed the splash: some screendumps are the splash, and
+             plymouth-start.service started in this boot.
+  hand-over  from the first splash screendump on, the screen is the splash, then the lock
+             screen, and then only the lock screen: no other screendump (a black or console
+             frame) between them, and no splash after the lock screen (no fight for the
+             display), up to HOLD_S after plymouthd has gone.
+  order      plymouth quits once the lock screen is shown: the journal has touchlockd's
+             "first frame shown" before plymouth-quit.service starts, plymouthd is gone by
+             the end, the active VT is touchlockd's, and the status says locked and shown.
+  touches    after the hand-over, a wrong pattern drawn on the panel is counted (the input is
+             touchlockd's, not plymouth's).
+
+Figures: screendumps and their interval, the splash's and the lock screen's first
+screendumps after QEMU's start, the time between the last splash and the first lock
+screen, READY=1 to plymouth-quit.service done, how touchlockd got DRM master. Screendumps: plymouth-splash.png
+(the first splash), plymouth-lock.png (the first lock screen), plymouth-other.png (the first
+screendump after the splash that was neither, if any).
+"""
+import json
+import os
+import time
+
+from run_e2e import CheckFailed, inject, save, stroke
+from run_kiosk import near
+from systemd_deploy import MONO, Dumper, lock_shown
+
+THEME = "touchlock-vm"
+SPLASH = (200, 40, 140)          # the theme's background colour
+HOLD_S = 3.0                     # screendumps go on this long after plymouthd has gone
+CHECKS = ["plymouth: the boot shows plymouth's splash",
+          "plymouth: the splash hands over to the lock screen with no other frame, and never comes back",
+          "plymouth: plymouth quits only once the lock screen is shown",
+          "plymouth: after the hand-over the lock screen takes the panel's touches"]
+WRONG = [0, 3, 6, 7]
+
+
+def install_theme(root):
+    """The test's theme and plymouthd.conf in the image's root: Debian's spinner theme (its
+    plugin, two-step, and its pictures) on SPLASH instead of black."""
+    d = os.path.join(root, "usr/share/plymouth/themes", THEME)
+    os.makedirs(d, exist_ok=True)
+    colour = "0x%02x%02x%02x" % SPLASH
+    with open(os.path.join(d, f"{THEME}.plymouth"), "w") as f:
+        f.write("[Plymouth Theme]\nName=touchlock VM test\nDescription=Spinner on one flat colour\n"
+                "ModuleName=two-step\n\n[two-step]\nImageDir=/usr/share/plymouth/themes/spinner\n"
+                "HorizontalAlignment=.5\nVerticalAlignment=.7\nTransition=none\nTransitionDuration=0.0\n"
+                f"BackgroundStartColor={colour}\nBackgroundEndColor={colour}\n\n"
+                "[boot-up]\nUseEndAnimation=false\n")
+    with open(os.path.join(root, "etc/plymouth/plymouthd.conf"), "w") as f:
+        f.write(f"[Daemon]\nTheme={THEME}\nShowDelay=0\n")
+
+
+def splash_shown(img):
+    pts = [(img.width * (i + 0.5) / 32, img.height * (j + 0.5) / 20) for i in range(32) for j in range(20)]
+    return sum(1 for x, y in pts if near(img.pixel(x, y), SPLASH, 8)) >= 0.6 * len(pts)
+
+
+def classifier():
+    """Each screendump's kind: "before" until the first splash, then "splash", "lock" or
+    "other"."""
+    seen = []
+
+    def kind(img):
+        if splash_shown(img):
+            seen.append(True)
+            return "splash"
+        if not seen:
+            return "before"
+        return "lock" if lock_shown(img) else "other"
+    return kind
+
+
+class PlymouthBoot:
+    """One boot with the splash: `guest` is a SystemdGuest not started yet, `run` the Run
+    whose results and figures these checks join."""
+
+    def __init__(self, run, guest):
+        self.run, self.g, self.out = run, guest, run.out
+        self.results = {n: "not reached" for n in CHECKS}
+
+    def record(self, name, fn):
+        try:
+            fn()
+            self.results[name] = None
+            print(f"vm-systemd: {name}: ok", flush=True)
+        except CheckFailed as e:
+            self.results[name] = str(e)
+            print(f"vm-systemd: {name}: FAILED: {e}", flush=True)
+
+    def boot(self):
+        g = self.g
+        g.start()
+        t0 = time.monotonic()
+        self.dumper = Dumper(g.qmp_path, g.workdir, kind=classifier(), keep=("splash", "lock", "other"))
+        self.dumper.start()
+        g.expect(r"^@@ready", self.run.args.boot_timeout, what="the guest's shell (touchlock-vm-agent)")
+        # touchlockd active (READY=1: its first frame shown), plymouth-quit.service done and
+        # plymouthd gone; then HOLD_S more of screendumps.
+        g.run("i=0; until systemctl is-active -q touchlockd.service && systemctl is-active -q plymouth-quit.service"
+              " && ! pidof plymouthd >/dev/null; do [ $i -lt 600 ] || break; sleep 0.2; i=$((i+1)); done",
+              timeout=150, check=False)
+        time.sleep(HOLD_S)
+        frames = self.dumper.stop()
+        self.t0 = t0
+        return frames
+
+    def run_all(self):
+        g = self.g
+        frames = self.boot()
+        kinds = [k for _, k in frames]
+        n = len(frames)
+        steps = [b - a for (a, _), (b, _) in zip(frames, frames[1:])]
+        self.run.figure("plymouth boot: screendumps",
+                        f"{n}, every {sum(steps) / max(1, len(steps)) * 1e3:.0f} ms on average,"
+                        f" longest {max(steps, default=0) * 1e3:.0f} ms")
+        first = {k: next((t - self.t0 for t, kk in frames if kk == k), None) for k in ("splash", "lock")}
+        self.run.figure("plymouth boot: first splash / first lock screen after QEMU's start",
+                        " / ".join(f"{v:.1f} s" if v is not None else "never" for v in first.values()))
+        kept = self.dumper.kept
+
+        def splash():
+            if "splash" not in kinds:
+                raise CheckFailed(f"no screendump of {n} shows the splash (kinds seen: {sorted(set(kinds))})")
+            save(self.out, "plymouth-splash.png", kept["splash"])
+            _, lines = g.run("journalctl -b -o cat --no-pager _PID=1 | grep -c 'Started plymouth-start.service'"
+                             " || journalctl -b -o cat --no-pager _PID=1 | grep -c 'Started .*Plymouth Boot Screen'",
+                             check=False)
+            if not lines or lines[-1].strip() in ("", "0"):
+                raise CheckFailed("plymouth-start.service did not start in this boot")
+
+        def hand_over():
+            if "splash" not in kinds:
+                raise CheckFailed("no splash")
+            after = [k for k in kinds if k != "before"]
+            if "lock" not in after:
+                raise CheckFailed(f"the lock screen never followed the splash ({len(after)} screendumps:"
+                                  f" {sorted(set(after))})")
+            save(self.out, "plymouth-lock.png", kept["lock"])
+            i = after.index("lock")
+            between = [k for k in after[:i] if k != "splash"]
+            later = [k for k in after[i:] if k != "lock"]
+            if "other" in kept and (between or later):
+                save(self.out, "plymouth-other.png", kept["other"])
+            if between:
+                raise CheckFailed(f"{len(between)} screendumps between the splash and the lock screen were"
+                                  f" neither (plymouth-other.png)")
+            if later:
+                raise CheckFailed(f"after the lock screen, {later.count('splash')} screendumps showed the splash"
+                                  f" and {later.count('other')} something else (plymouth-other.png)")
+            # The hand-over itself: between the last splash and the first lock screen, where a
+            # black frame would be.
+            seen = [(t, k) for t, k in frames if k != "before"]
+            t_splash, t_lock = seen[i - 1][0], seen[i][0]
+            self.run.figure("plymouth boot: screendumps of the splash, then of the lock screen",
+                            f"{i}, then {len(after) - i}; the last splash and the first lock screen"
+                            f" {(t_lock - t_splash) * 1e3:.0f} ms apart")
+
+        def order():
+            _, journal = g.run("journalctl -b -o short-monotonic --no-pager _PID=1 + _SYSTEMD_UNIT=touchlockd.service"
+                               " | grep -e 'first frame shown' -e 'plymouth-quit.service' -e 'Terminate Plymouth'",
+                               check=False)
+            frame = [l for l in journal if "first frame shown" in l]
+            quit_ = [l for l in journal if "first frame shown" not in l]
+            if not frame or not quit_:
+                raise CheckFailed("the journal lacks touchlockd's first frame or plymouth-quit.service: "
+                                  + " | ".join(journal))
+            tf, tq = (float(MONO.match(l).group(1)) for l in (frame[0], quit_[0]))
+            if tq < tf:
+                raise CheckFailed(f"plymouth-quit.service started at {tq:.3f} s, before the first frame at {tf:.3f} s")
+            rc, _ = g.run("pidof plymouthd", check=False)
+            if rc == 0:
+                raise CheckFailed("plymouthd is still running")
+            _, vt = g.run("cat /sys/class/tty/tty0/active")
+            _, conf = g.run("touchlockctl status </dev/null")
+            st = [json.loads(l) for l in conf if l.startswith("{")]
+            if not st or st[-1]["state"] != "locked" or st[-1].get("display") != "shown":
+                raise CheckFailed("status after the hand-over: " + " | ".join(conf))
+            want = f"tty{st[-1].get('vt')}"
+            if vt[-1] != want:
+                raise CheckFailed(f"the active VT is {vt[-1]}, want {want}")
+            _, t = g.run("systemctl show -p ActiveEnterTimestampMonotonic --value touchlockd.service;"
+                         " systemctl show -p ActiveEnterTimestampMonotonic --value plymouth-quit.service")
+            ready, quit_done = int(t[-2]), int(t[-1])
+            self.run.figure("plymouth boot: READY=1 to plymouth-quit.service done", f"{(quit_done - ready) / 1e6:.2f} s")
+            # How DRM master came, as the daemon logs it.
+            _, drm = g.run("journalctl -b -o cat --no-pager -u touchlockd.service | grep -e 'drm: ' -e 'VT '",
+                           check=False)
+            again = any("opened again to become DRM master" in l for l in drm)
+            self.run.figure("plymouth boot: DRM master", "on the card opened again after the VT switch" if again
+                            else "on the first descriptor")
+
+        def touches():
+            _, out = g.run("touchlockctl status </dev/null")
+            st = next((json.loads(l) for l in reversed(out) if l.startswith("{")), None)
+            if not st or "pattern" not in st:
+                raise CheckFailed("no status with a pattern: " + " | ".join(out))
+            g.run("mkfifo /tmp/inject && exec 3<>/tmp/inject")
+            since = g.mark()
+            g.run("touchinject </tmp/inject >/dev/ttyS0 2>&1 &")
+            g.expect(r"^device (/dev/input/event\d+)$", 10, since, what="the uinput device")
+            since = g.mark()
+            _, pid = g.run("systemctl show -p MainPID --value touchlockd.service")
+            g.run(f"echo 'wait-open {pid[-1]}' >&3")
+            g.expect(r"^opened ", 15, since, what="touchlockd opening the touchscreen")
+            g.run(f"echo 'size {st['screen']['width']} {st['screen']['height']}' >&3")
+            nodes = [tuple(p) for p in st["pattern"]["nodes"]]
+            failures = st.get("failures", 0)
+            inject(g, stroke(nodes, WRONG, lift=True), "@@plymouth-wrong")
+            deadline = time.monotonic() + 10
+            while True:
+                _, out = g.run("touchlockctl status </dev/null")
+                s = [json.loads(l) for l in out if l.startswith("{")]
+                if s and s[-1].get("failures") == failures + 1:
+                    return
+                if time.monotonic() > deadline:
+                    raise CheckFailed(f"a wrong pattern after the hand-over was not counted: {s[-1] if s else out}")
+                time.sleep(0.3)
+
+        for name, fn in zip(CHECKS, (splash, hand_over, order, touches)):
+            self.record(name, fn)
+        if any(self.results.values()):
+            g.run("journalctl -b -o short-monotonic --no-pager -u plymouth-start -u plymouth-quit"
+                  " -u touchlockd | tail -n 60", check=False)
+        return self.results
