@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, inject, poll_screen,  # noqa: E402
                      save, stroke)
 from systemd_deploy import Deploy  # noqa: E402
-from systemd_plymouth import PlymouthBoot, install_theme  # noqa: E402
+from systemd_plymouth import CHECKS as PLYMOUTH_CHECKS, PlymouthBoot, install_theme  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -218,9 +218,9 @@ def wait_for(what, timeout, fn, interval=0.2):
 
 
 class Run:
-    def __init__(self, args, out, log):
+    def __init__(self, args, out, log, checks):
         self.args, self.out, self.log = args, out, log
-        self.results = {n: "not reached" for n in CHECKS}
+        self.results = {n: "not reached" for n in checks}
         self.figures = {}
 
     def record(self, name, fn):
@@ -429,16 +429,20 @@ class Run:
         self.figures["total"] = f"{time.monotonic() - t:.1f} s"
 
 
-def attempt(args, out, number):
+def attempt(args, out, number, splash=False):
+    """One boot: the checks above, or (splash) the boot with plymouth's splash."""
     workdir = tempfile.mkdtemp(prefix="touchlock-vm-systemd-")
-    suffix = "" if number == 1 else f".{number}"
+    suffix = ("-plymouth" if splash else "") + ("" if number == 1 else f".{number}")
     log_path = os.path.join(out, f"agent{suffix}.log")
     console = os.path.join(out, f"console{suffix}.log")
     with open(log_path, "w", buffering=1) as log:
-        run = Run(args, out, log)
-        guest = SystemdGuest(args, workdir, log, console)
+        run = Run(args, out, log, PLYMOUTH_CHECKS if splash else CHECKS)
+        guest = SystemdGuest(args, workdir, log, console, splash=splash)
         try:
-            run.run(guest)
+            if splash:
+                PlymouthBoot(run, guest).run_all()
+            else:
+                run.run(guest)
         except CheckFailed as e:
             print(f"vm-systemd: set-up FAILED: {e}", flush=True)
         finally:
@@ -447,23 +451,14 @@ def attempt(args, out, number):
     return run
 
 
-def plymouth_attempt(args, out, number):
-    """The boot with plymouth's splash (systemd_plymouth.py): its results."""
-    workdir = tempfile.mkdtemp(prefix="touchlock-vm-plymouth-")
-    suffix = "" if number == 1 else f".{number}"
-    with open(os.path.join(out, f"agent-plymouth{suffix}.log"), "w", buffering=1) as log:
-        run = Run(args, out, log)
-        guest = SystemdGuest(args, workdir, log, os.path.join(out, f"console-plymouth{suffix}.log"), splash=True)
-        boot = PlymouthBoot(run, guest)
+def boot(args, out, splash=False):
+    """attempt(), once more if the guest hung; None if it hung twice."""
+    for number in (1, 2):
         try:
-            results = boot.run_all()
-        except CheckFailed as e:
-            print(f"vm-systemd: plymouth boot FAILED: {e}", flush=True)
-            results = boot.results
-        finally:
-            guest.quit()
-            shutil.rmtree(workdir, ignore_errors=True)
-    return results, run.figures
+            return attempt(args, out, number, splash)
+        except InfraError as e:
+            print(f"vm-systemd: {'the plymouth boot, ' if splash else ''}attempt {number}: {e}", flush=True)
+    return None
 
 
 def main():
@@ -489,30 +484,15 @@ def main():
     os.makedirs(out, exist_ok=True)
     build_image(args)
 
-    plymouth, figures = {}, {}
-    if args.plymouth:
-        for number in (1, 2):
-            try:
-                plymouth, figures = plymouth_attempt(args, out, number)
-                break
-            except InfraError as e:
-                print(f"vm-systemd: plymouth boot, attempt {number}: {e}", flush=True)
-                if number == 2:
-                    print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
-                    return 1
-    for number in (1, 2):
-        try:
-            run = attempt(args, out, number)
-            break
-        except InfraError as e:
-            print(f"vm-systemd: attempt {number}: {e}", flush=True)
-            if number == 2:
-                print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
-                return 1
-    results = dict(plymouth, **run.results)
+    runs = [boot(args, out, splash=True)] if args.plymouth else []
+    runs.append(boot(args, out))
+    if None in runs:
+        print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
+        return 1
+    results = {k: v for r in runs for k, v in r.results.items()}
     passed = sum(1 for p in results.values() if p is None)
     failed = len(results) - passed
-    print("vm-systemd: figures: " + "; ".join(f"{k} {v}" for k, v in dict(figures, **run.figures).items()))
+    print("vm-systemd: figures: " + "; ".join(f"{k} {v}" for r in runs for k, v in r.figures.items()))
     print(f"vm-systemd: screenshots, the console log and the agent's log in {out}")
     print(f"vm-systemd: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
