@@ -172,8 +172,11 @@ class SystemdGuest(Guest):
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
         # plymouth is installed: the splash's boot shows it (the serial ports are the
         # test's, a kiosk has none); the others run without it.
-        # plymouth.debug: its log goes to the console log (ttyS1).
-        self.append += " splash plymouth.ignore-serial-consoles plymouth.debug=stream:/dev/ttyS1" if splash else " plymouth.enable=0"
+        # plymouthd's trace goes to a file, shown if a check fails: never to the serial
+        # console, where a write blocked while a getty started there has held plymouthd (and
+        # so the VT switch it must allow) for the whole boot.
+        self.append += (" splash plymouth.ignore-serial-consoles plymouth.debug=stream:/run/plymouth-trace.log"
+                        if splash else " plymouth.enable=0")
         # The root lives in RAM (about 400 MB) beside the unpacked initramfs.
         self.memory = "1536"
         # virtio-gpu: wlroots (cage) cannot use bochs. QMP for the screendump loop.

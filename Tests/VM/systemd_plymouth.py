@@ -224,5 +224,5 @@ class PlymouthBoot:
         for name, fn in zip(CHECKS, (splash, hand_over, order, touches)):
             self.run.record(name, fn)
         if any(self.run.results.values()):
-            g.run("journalctl -b -o short-monotonic --no-pager -u plymouth-start -u plymouth-quit | tail -n 40",
-                  check=False)
+            g.run("journalctl -b -o short-monotonic --no-pager -u plymouth-start -u plymouth-quit | tail -n 40;"
+                  " grep -v -e ply-event-loop -e on_update /run/plymouth-trace.log | tail -n 60", check=False)
