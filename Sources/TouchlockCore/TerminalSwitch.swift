@@ -11,10 +11,18 @@
 ///         |                    |   shown)                |  refused            | release asked:
 ///         |                    +--timeout: failed,       |                     | allowed, handedBack
 ///         |                       the show still wanted  | handBack, nothing
-///         |                       (a late acquire shows) | to return to
+///         |                       (a late acquire shows; | to return to
+///         |                        asked for again)      |
 ///         |                                              v
 ///         +--release asked: allowed------------------ yielded (switching allowed)
 ///         +-------------------------------------------------------------------+
+///
+/// A switch to ours that times out is still wanted: the kernel keeps it pending while the
+/// active VT's owner lives (its answer, if it comes, shows ours late), but if the owner
+/// died before answering nothing completes it until VT_ACTIVATE is asked again (the kernel
+/// then finds the owner gone, resets its VT and switches). So ours is asked for again
+/// after `timeout`, then at doubling intervals up to `retryCap`, until it is shown or the
+/// show is called off.
 ///
 /// The VT to return to is known from the switch in, or, when ours was already on screen
 /// (a daemon restarted while locked), from `returnTo` given at start (kept across
@@ -82,6 +90,11 @@ public struct TerminalSwitch: Sendable {
     /// A show timed out (the active VT's owner did not release it) and was not called
     /// off: if the switch completes later (the owner resumes), ours is shown and kept.
     public private(set) var showWanted = false
+    /// While `showWanted`: when ours is asked for again, and the interval after that.
+    public private(set) var retryAt: Instant?
+    private var retryInterval: Interval = .milliseconds(0)
+    /// The longest interval between two asks of a show that timed out.
+    public static let retryCap: Interval = .milliseconds(30_000)
 
     /// `returnTo`: the VT to hand back to if ours is already on screen at the first show
     /// (a restart while locked), as kept by the owner or found in use; nil: none known.
@@ -107,7 +120,7 @@ public struct TerminalSwitch: Sendable {
     public mutating func show(active: Int, returnTo: Int? = nil, at now: Instant) -> [Action] {
         switch state {
         case .background:
-            showWanted = false
+            stopRetrying()
             if active == ours {
                 // Shown before us (a restart while locked): back to the VT known, if any.
                 transition(to: .foreground(returnTo: kiosk), "show (already active)")
@@ -142,7 +155,7 @@ public struct TerminalSwitch: Sendable {
         case .background where showWanted:
             // The switch asked for earlier completes late (the VT owner resumed): the lock
             // that timed out is shown now.
-            showWanted = false
+            stopRetrying()
             Log.info("terminal: VT \(ours) shown late; the lock screen is shown")
             transition(to: .foreground(returnTo: kiosk), "acquired late")
             return [.acknowledgeAcquire, .lockSwitching, .shown]
@@ -212,7 +225,7 @@ public struct TerminalSwitch: Sendable {
             return []
         case .background:
             // A show that timed out is no longer wanted.
-            showWanted = false
+            stopRetrying()
             return []
         case .switchingOut, .yielded:
             return []
@@ -228,6 +241,10 @@ public struct TerminalSwitch: Sendable {
         case .switchingOut(let to, _, _):
             transition(to: .foreground(returnTo: to), "activate failed")
             return [.lockSwitching, .failed("cannot switch back to VT \(to): \(reason)")]
+        case .background where showWanted:
+            // Asked for again after a timeout: the next ask may get through.
+            Log.warning("terminal: VT \(ours) asked for again: \(reason)")
+            return []
         case .background, .foreground, .yielded:
             Log.bug("terminal: activate failed while \(state)")
             return []
@@ -240,18 +257,33 @@ public struct TerminalSwitch: Sendable {
             guard now >= since + timeout else { return [.armTimer(since + timeout)] }
             transition(to: .background, "timeout")
             // The kernel keeps the switch pending until the owner answers: if it does, the
-            // acquire signal still comes, and ours is shown then.
+            // acquire signal still comes, and ours is shown then. If it died, only another
+            // ask completes it.
             showWanted = true
+            retryInterval = timeout
+            retryAt = now + timeout
             return [.failed("the switch to VT \(ours) did not complete within \(timeout.milliseconds) ms"
-                            + " (the active VT's owner did not release it)")]
+                            + " (the active VT's owner did not release it)"), .armTimer(now + timeout)]
         case .switchingOut(let to, let since, _):
             guard now >= since + timeout else { return [.armTimer(since + timeout)] }
             // The kernel did not switch: ours stays shown and locked again.
             transition(to: .foreground(returnTo: to), "timeout switching out")
             return [.lockSwitching, .failed("the switch back to VT \(to) did not complete within \(timeout.milliseconds) ms")]
-        case .background, .foreground, .yielded:
+        case .background:
+            guard showWanted, let at = retryAt else { return [] }
+            guard now >= at else { return [.armTimer(at)] }
+            retryInterval = min(Interval(microseconds: retryInterval.microseconds.saturatingMultiplied(by: 2)), Self.retryCap)
+            retryAt = now + retryInterval
+            Log.info("terminal: VT \(ours) asked for again (the switch asked for has not completed)")
+            return [.activate(ours), .armTimer(now + retryInterval)]
+        case .foreground, .yielded:
             return []
         }
+    }
+
+    private mutating func stopRetrying() {
+        showWanted = false
+        retryAt = nil
     }
 
     private mutating func transition(to new: State, _ event: String) {

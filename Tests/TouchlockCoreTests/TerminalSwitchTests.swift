@@ -42,9 +42,58 @@ import Testing
         _ = t.show(active: 1, at: ms(0))
         #expect(t.timerFired(at: ms(499)) == [.armTimer(ms(500))])
         let failed = t.timerFired(at: ms(500))
-        #expect(failed.count == 1)
+        #expect(failed.count == 2)
         if case .failed(let why) = failed.first { #expect(why.contains("VT 7")) } else { Issue.record("\(failed)") }
+        #expect(failed.last == .armTimer(ms(1000)))  // asked for again, see below
         #expect(t.state == .background)
+    }
+
+    /// An owner that died before answering (plymouthd aborting as the switch began) leaves
+    /// the kernel's switch pending for good: only another VT_ACTIVATE completes it.
+    @Test func aShowThatTimedOutIsAskedForAgainAtDoublingIntervalsUntilShown() {
+        var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.timerFired(at: ms(500))
+        #expect(t.timerFired(at: ms(999)) == [.armTimer(ms(1000))])
+        var at: Int64 = 1000
+        var asks: [Int64] = []
+        while at < 200_000 {
+            let a = t.timerFired(at: ms(at))
+            guard a.count == 2, a.first == .activate(7), case .armTimer(let next) = a.last else {
+                Issue.record("at \(at) ms: \(a)")
+                return
+            }
+            asks.append(at)
+            at = next.microseconds / 1000
+        }
+        // 0.5 s after the timeout, then 1, 2, 4, 8, 16 s apart, then every 30 s at most.
+        #expect(Array(asks.prefix(8)) == [1000, 2000, 4000, 8000, 16000, 32000, 62000, 92000])
+        #expect(t.state == .background)
+        // The owner gone, the kernel switches at the next ask: shown late, and no more asks.
+        #expect(t.acquired(at: ms(at + 10)) == [.acknowledgeAcquire, .lockSwitching, .shown])
+        #expect(t.state == .foreground(returnTo: 1))
+        #expect(t.retryAt == nil)
+        #expect(t.timerFired(at: ms(at + 30_000)).isEmpty)
+    }
+
+    @Test func aHandBackCallsOffTheAsksOfAShowThatTimedOut() {
+        var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.timerFired(at: ms(500))
+        // Unlocked meanwhile (the kiosk kept the screen): ours is no longer wanted.
+        #expect(t.handBack(at: ms(700)).isEmpty)
+        #expect(!t.showWanted && t.retryAt == nil)
+        #expect(t.timerFired(at: ms(1000)).isEmpty)
+    }
+
+    @Test func anAskAgainThatFailsIsAskedAgainLater() {
+        var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.timerFired(at: ms(500))
+        #expect(t.timerFired(at: ms(1000)) == [.activate(7), .armTimer(ms(2000))])
+        #expect(t.activateFailed("Invalid argument", at: ms(1000)).isEmpty)
+        #expect(t.state == .background && t.showWanted)
+        #expect(t.timerFired(at: ms(2000)) == [.activate(7), .armTimer(ms(4000))])
     }
 
     @Test func aLockDuringTheHandBackKeepsOursShown() {
