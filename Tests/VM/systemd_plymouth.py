@@ -224,5 +224,11 @@ class PlymouthBoot:
         for name, fn in zip(CHECKS, (splash, hand_over, order, touches)):
             self.run.record(name, fn)
         if any(self.run.results.values()):
-            g.run("journalctl -b -o short-monotonic --no-pager -u plymouth-start -u plymouth-quit | tail -n 40;"
-                  " grep -v -e ply-event-loop -e on_update /run/plymouth-trace.log | tail -n 60", check=False)
+            # plymouthd's own words and end (a crash shows as the unit's exit status and in
+            # the kernel's log), the hand-over as touchlockd saw it, and the trace's end:
+            # filtered of the event loop and the animation's frames, then as it is.
+            g.run("journalctl -b -o short-monotonic --no-pager -u plymouth-start -u plymouth-quit"
+                  " -u touchlockd | tail -n 60;"
+                  " journalctl -b -k -o short-monotonic --no-pager | grep -i -e plymouth -e traps: -e segfault | tail -n 10;"
+                  " grep -v -e ply-event-loop -e on_update /run/plymouth-trace.log | tail -n 60;"
+                  " tail -n 15 /run/plymouth-trace.log", check=False)
