@@ -778,6 +778,41 @@ class Stand:
         self.results[f"[{self.stack}] {udev_name}"] = "not reached"
         self.record(udev_name, udev_rules)
 
+        def owner_died():
+            # The VT owner stopped, then killed (with the compositor) while the switch to ours
+            # is pending: it never answers, and the kernel completes a switch away from a dead owner's VT only when
+            # VT_ACTIVATE is asked again. touchlockd asks again: the refused lock is carried
+            # out. Last of the stack: the compositor does not survive its VT owner.
+            if self.status()["state"] != "unlocked":
+                raise CheckFailed("not reached: the daemon is not unlocked")
+            g.run("kill -STOP $VTOWNER")
+            g.run(f"({CTL} lock; echo \"@@lock $?\") </dev/null >/tmp/lock.out 2>&1")
+            _, lines = g.run("cat /tmp/lock.out")
+            if not lines or lines[-1] == "@@lock 0":
+                raise CheckFailed("touchlockctl lock did not fail with the VT owner stopped: " + " | ".join(lines))
+            st = self.status()
+            if st["state"] == "locked" and st.get("display") == "shown":
+                raise CheckFailed("status says locked and shown while the switch waits: " + json.dumps(st))
+            since = g.mark()
+            # With the compositor (seatd's cage would keep DRM master): both reaped, as
+            # their service manager would (the kernel takes a zombie for alive).
+            g.run("kill -KILL $VTOWNER $KPID; wait $VTOWNER $KPID 2>/dev/null; true", timeout=30)
+            _, waited = self.poll(self.lock_screen, 20, "the lock screen after the VT owner died mid-switch")
+            st, vt = self.status(), self.active_vt()
+            if st["state"] != "locked" or st.get("display") != "shown" or vt != f"tty{st.get('vt')}":
+                raise CheckFailed(f"after the VT owner died: active {vt}, status {json.dumps(st)}")
+            asked = sum(1 for _, l in g.lines[since:] if "asked for again" in l)
+            print(f"vm-kiosk: [{self.stack}] VT owner killed with the switch pending: the lock screen shown"
+                  f" {waited:.1f} s later ({asked} asks again logged after the kill)", flush=True)
+            self.times["owner_killed_to_lock_screen"] = waited
+            since = g.mark()
+            inject(g, stroke(self.nodes, RIGHT, lift=True), "@@pattern")
+            g.expect(r'"event"\s*:\s*"unlocked"', 15, since, what="the unlocked event after the VT owner died")
+
+        died_name = "the VT owner and the compositor killed while the switch to the lock screen waits: the lock is carried out"
+        self.results[f"[{self.stack}] {died_name}"] = "not reached"
+        self.record(died_name, owner_died)
+
     # -- a whole run
 
     def run(self):
