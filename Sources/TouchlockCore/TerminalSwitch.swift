@@ -89,8 +89,8 @@ public struct TerminalSwitch: Sendable {
     public private(set) var kiosk: Int?
     /// A show timed out (the active VT's owner did not release it) and was not called
     /// off: if the switch completes later (the owner resumes), ours is shown and kept.
-    public private(set) var showWanted = false
-    /// While `showWanted`: when ours is asked for again, and the interval after that.
+    public var showWanted: Bool { retryAt != nil }
+    /// While the show is wanted: when ours is asked for again, and the interval after that.
     public private(set) var retryAt: Instant?
     private var retryInterval: Interval = .milliseconds(0)
     /// The longest interval between two asks of a show that timed out.
@@ -259,7 +259,6 @@ public struct TerminalSwitch: Sendable {
             // The kernel keeps the switch pending until the owner answers: if it does, the
             // acquire signal still comes, and ours is shown then. If it died, only another
             // ask completes it.
-            showWanted = true
             retryInterval = timeout
             retryAt = now + timeout
             return [.failed("the switch to VT \(ours) did not complete within \(timeout.milliseconds) ms"
@@ -270,7 +269,7 @@ public struct TerminalSwitch: Sendable {
             transition(to: .foreground(returnTo: to), "timeout switching out")
             return [.lockSwitching, .failed("the switch back to VT \(to) did not complete within \(timeout.milliseconds) ms")]
         case .background:
-            guard showWanted, let at = retryAt else { return [] }
+            guard let at = retryAt else { return [] }
             guard now >= at else { return [.armTimer(at)] }
             retryInterval = min(Interval(microseconds: retryInterval.microseconds.saturatingMultiplied(by: 2)), Self.retryCap)
             retryAt = now + retryInterval
@@ -282,7 +281,6 @@ public struct TerminalSwitch: Sendable {
     }
 
     private mutating func stopRetrying() {
-        showWanted = false
         retryAt = nil
     }
 

@@ -780,8 +780,8 @@ class Stand:
 
         def owner_died():
             # The VT owner stopped, then killed (with the compositor) while the switch to ours
-            # is pending: it never answers, and the kernel completes a switch away from a dead owner's VT only when
-            # VT_ACTIVATE is asked again. touchlockd asks again: the refused lock is carried
+            # is pending: it never answers, and the kernel completes a switch away from a dead
+            # owner's VT only when VT_ACTIVATE is asked again. touchlockd asks again: the refused lock is carried
             # out. Last of the stack: the compositor does not survive its VT owner.
             if self.status()["state"] != "unlocked":
                 raise CheckFailed("not reached: the daemon is not unlocked")

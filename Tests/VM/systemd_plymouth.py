@@ -159,13 +159,14 @@ class PlymouthBoot:
             later = [k for k in after[i:] if k != "lock"]
             if "other" in kept and (between or later):
                 save(self.out, "plymouth-other.png", kept["other"])
+            seen = [(t, k) for t, k in frames if k != "before"]
+            t_splash, t_lock = seen[i - 1 - len(between)][0], seen[i][0]
             if between:
                 # Debian 12's plymouthd 22.02 aborts (SIGABRT) in some boots in the middle of
                 # the VT switch, before answering it: that gap is plymouth's. Then what is
                 # touchlockd's is that it asks for its VT again and covers within RECOVER_S.
                 aborted = plymouthd_aborted(g)
-                seen = [(t, k) for t, k in frames if k != "before"]
-                gap = seen[i][0] - seen[i - 1 - len(between)][0]
+                gap = t_lock - t_splash
                 if not aborted:
                     raise CheckFailed(f"{len(between)} screendumps between the splash and the lock screen were"
                                       f" neither (plymouth-other.png)")
@@ -180,8 +181,6 @@ class PlymouthBoot:
                                   f" and {later.count('other')} something else (plymouth-other.png)")
             # The hand-over itself: between the last splash and the first lock screen, where a
             # black frame would be.
-            seen = [(t, k) for t, k in frames if k != "before"]
-            t_splash, t_lock = seen[i - 1 - len(between)][0], seen[i][0]
             self.run.figure("plymouth boot: screendumps of the splash, then of the lock screen",
                             f"{i - len(between)}, then {len(after) - i}; the last splash and the first lock screen"
                             f" {(t_lock - t_splash) * 1e3:.0f} ms apart")
