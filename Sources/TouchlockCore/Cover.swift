@@ -19,6 +19,12 @@
 ///
 /// A late `terminalShown` (the VT owner let our VT go after a refusal) carries out the
 /// lock kept pending, or else hands the VT straight back.
+///
+/// At start with the display free (nobody DRM master: a boot splash that let it go, a
+/// text console) the outputs are taken first on the VT that is on screen, and ours is
+/// asked for once the lock screen is drawn there: whatever happens to that VT's owner
+/// during the switch (plymouthd dying in the middle of it), the lock screen is on the
+/// screen from the first frame, and the cover is `covering(.startup)` until ours is shown.
 public struct Cover: Sendable {
     /// What a cover under way is for.
     public enum Purpose: Hashable, Sendable {
@@ -78,7 +84,8 @@ public struct Cover: Sendable {
     /// What the executor reports, and the requests that reach the cover from outside the
     /// lock screen: one case per method below, for the lock screen to pass on.
     public enum Event: Hashable, Sendable {
-        case start
+        /// `inPlace`: the display is free now, so it is taken before the VT switch.
+        case start(inPlace: Bool)
         case terminalShown
         case terminalFailed(String)
         case outputsTaken
@@ -106,6 +113,8 @@ public struct Cover: Sendable {
     /// Why the lock screen is not on the display, since the last cover failed.
     public private(set) var failure: String?
     private var waitingReplies = 0
+    /// At start: the outputs are being taken on the VT on screen, before ours is asked for.
+    private var takingInPlace = false
 
     /// `uncovered`: the daemon before this one was unlocked (the kiosk keeps the screen).
     public init(hasTerminal: Bool, uncovered: Bool = false) {
@@ -117,7 +126,7 @@ public struct Cover: Sendable {
     /// Carries out `event` by its method.
     public mutating func handle(_ event: Event) -> [Action] {
         switch event {
-        case .start: return start()
+        case .start(let inPlace): return start(inPlace: inPlace)
         case .terminalShown: return terminalShown()
         case .terminalFailed(let why): return terminalFailed(why)
         case .outputsTaken: return outputsTaken()
@@ -132,13 +141,19 @@ public struct Cover: Sendable {
         }
     }
 
-    /// The first frame is drawn: with a VT, ours is asked for; without, the display is
-    /// ours from the start.
-    public mutating func start() -> [Action] {
+    /// The first frame is drawn: with a VT, ours is asked for (`inPlace`: after the
+    /// outputs are taken on the VT on screen); without, the display is ours from the start.
+    public mutating func start(inPlace: Bool = false) -> [Action] {
         guard case .covering(.startup) = state else { return [] }
-        if hasTerminal { return [.showTerminal] }
-        transition(to: .covered, "start without a VT")
-        return []
+        guard hasTerminal else {
+            transition(to: .covered, "start without a VT")
+            return []
+        }
+        if inPlace, !outputsHeld {
+            takingInPlace = true
+            return [.takeOutputs]
+        }
+        return [.showTerminal]
     }
 
     /// The lock screen asks for the display, for `purpose`: with a VT, ours first once
@@ -207,6 +222,14 @@ public struct Cover: Sendable {
             Log.bug("cover: outputs taken while \(state)")
             return []
         }
+        if takingInPlace {
+            // On the screen over the VT shown now: ours next, and the outputs are taken
+            // again (kept, redrawn) once it is shown.
+            takingInPlace = false
+            outputsHeld = true
+            Log.info("cover: the lock screen is on the display before the VT switch")
+            return [.showTerminal]
+        }
         transition(to: .covered, "outputs taken")
         outputsHeld = true
         failure = nil
@@ -221,6 +244,12 @@ public struct Cover: Sendable {
         guard case .covering(let purpose) = state else {
             Log.bug("cover: outputs refused while \(state)")
             return []
+        }
+        if takingInPlace {
+            // Taken by another process since: the usual way, through our VT.
+            takingInPlace = false
+            Log.info("cover: the display cannot be taken before the VT switch (\(why)); switching first")
+            return [.showTerminal]
         }
         return failed(why, purpose, handBack: !outputsHeld && hasTerminal)
     }

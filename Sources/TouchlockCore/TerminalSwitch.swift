@@ -224,9 +224,10 @@ public struct TerminalSwitch: Sendable {
             transition(to: .switchingOut(to: to, since: since, showAgain: false), "hand back again")
             return []
         case .background:
-            // A show that timed out is no longer wanted.
+            // Ours is not on screen (a show that timed out is no longer wanted): the
+            // screen is the kiosk's VT's already.
             stopRetrying()
-            return []
+            return [.handedBack]
         case .switchingOut, .yielded:
             return []
         }

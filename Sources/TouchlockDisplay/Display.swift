@@ -56,6 +56,15 @@ public protocol Display: AnyObject {
     /// Stops showing frames and gives the screen back (restores the saved CRTC, frees the
     /// buffers in reverse order). Safe to call twice.
     func shutdown()
+
+    /// Whether this output's card is ours to drive now, with nobody's consent (DRM master
+    /// held): at start, the display nobody else drives (a boot splash that let it go).
+    var holdsMaster: Bool { get }
+
+    /// What is on the screen may not be ours any more though master is (a process that
+    /// died on the VT we drew over forced the console's mode back): the next frame sets
+    /// the mode again and is drawn whole; one is asked for (`onRedrawNeeded`).
+    func showAgain()
 }
 
 extension Display {
@@ -69,4 +78,8 @@ extension Display {
     public func setPowered(_ on: Bool) throws(SystemError) {}
     /// A display that cannot be lost has nothing to retry.
     public func retry(_ trigger: OutputState.Trigger) {}
+    /// Displays without a master (headless) are not free for the taking: nothing to take.
+    public var holdsMaster: Bool { false }
+    /// Nothing but us draws on a display without a master.
+    public func showAgain() {}
 }

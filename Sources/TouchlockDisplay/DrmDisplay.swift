@@ -206,6 +206,14 @@ public final class DrmDisplay: Display {
         try card.outputHandedOver()
     }
 
+    public var holdsMaster: Bool { !isShutDown && card.holdsMaster }
+
+    public func showAgain() {
+        guard !isShutDown, state.isActive, card.holdsMaster else { return }
+        forgetScreen()
+        onRedrawNeeded?()
+    }
+
     public func acquire() throws(SystemError) {
         guard !isShutDown else { return }
         // Opened while another process drove the display (a kiosk, before our VT was

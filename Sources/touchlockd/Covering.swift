@@ -10,6 +10,10 @@ import TouchlockDisplay
 protocol Covering: AnyObject {
     /// Whether covering goes through a VT switch (the cover's `hasTerminal`).
     var hasTerminal: Bool { get }
+    /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
+    /// the primary output and the VT on screen is another (a boot splash that let the
+    /// display go, a text console). The cover's `start(inPlace:)`.
+    var displayFree: Bool { get }
     /// Where what came of an action goes (the daemon passes it on to the lock screen).
     var report: ((Cover.Event) -> Void)? { get set }
     /// `showTerminal`: `terminalShown` or `terminalFailed` follows.
@@ -60,7 +64,19 @@ final class TerminalCovering: Covering {
 
     var hasTerminal: Bool { terminal != nil }
 
-    func showTerminal() { terminal?.show() }
+    var displayFree: Bool {
+        guard let terminal, let active = terminal.activeTerminal, active != terminal.number else { return false }
+        return presenters().first?.display.holdsMaster ?? false
+    }
+
+    /// Our VT is asked for once what is drawn is on the screen: at a start in place (the
+    /// outputs taken on a boot splash's VT) the lock screen's first frame is scanned out
+    /// before the switch, so nothing the splash's daemon does during it shows.
+    func showTerminal() {
+        guard let terminal else { return }
+        guard let primary = presenters().first, !primary.isReleased else { return terminal.show() }
+        primary.whenShown { terminal.show() }
+    }
 
     func handBackTerminal() { terminal?.handBack() }
 
@@ -70,6 +86,9 @@ final class TerminalCovering: Covering {
     func takeOutputs() {
         let all = presenters()
         for p in all { p.retry(.terminalAcquired) }
+        // Held already (drawn on the VT on screen before ours was shown): the mode is set
+        // again on ours, whatever the VT before did to the screen meanwhile.
+        for p in all where !p.isReleased { p.display.showAgain() }
         do {
             for p in all.dropFirst() {
                 do { try p.take() } catch { Log.warning("output \(p.display.name): cannot take it: \(error)") }

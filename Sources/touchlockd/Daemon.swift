@@ -84,6 +84,7 @@ final class Daemon {
     /// The first frame went out later than this after the start: `rest` runs anyway.
     static let startupGrace = Interval.milliseconds(1000)
     private var firstFrameShown = false
+    private var readySent = false
     /// The config files holding a hash that others can read (status `secrets_readable`).
     var secretsReadable: [String] = []
 
@@ -317,7 +318,9 @@ final class Daemon {
         perform(lock.resume(at: now))
         restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
-        coverEvent(.start)
+        let inPlace = covering.displayFree
+        if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
+        coverEvent(.start(inPlace: inPlace))
     }
 
     private func finishStart() {
@@ -334,7 +337,12 @@ final class Daemon {
     /// READY=1 once the lock screen is shown and the socket and the input are open.
     /// Start-up is over then: what it freed goes back to the system.
     private func notifyReady() {
-        guard firstFrameShown || startsHandedOver, rest == nil else { return }
+        guard firstFrameShown || startsHandedOver, rest == nil, !readySent else { return }
+        // A first frame drawn before the VT switch (on a boot splash's VT) is not the end of
+        // the start: plymouth is told to quit at READY=1, and must not while its VT is on
+        // screen (its text mode would bring the console back over ours).
+        if case .covering(.startup) = lock.cover.state { return }
+        readySent = true
         ServiceNotify.send(startsHandedOver && lock.hold == .released ? "READY=1\nSTATUS=unlocked" : "READY=1\nSTATUS=locked")
         textImageFile.save(textImages)
         Heap.trim()
@@ -345,6 +353,7 @@ final class Daemon {
     /// Tells the lock screen's cover what the VT, the outputs or a client did.
     private func coverEvent(_ event: Cover.Event) {
         perform(lock.cover(event, at: EventLoop.now()))
+        if !readySent { notifyReady() }
     }
 
     /// Carries out what the cover asks; results come back to it (`coverEvent`).

@@ -17,6 +17,51 @@ import Testing
         #expect(c.keepsCoveredAtExit)
     }
 
+    /// A boot splash that let DRM master go: the lock screen is drawn on the VT on
+    /// screen first, then ours is asked for; its switch failing (the splash's daemon
+    /// died in the middle of it) leaves the lock screen where it is, and the late switch
+    /// takes the outputs again on ours.
+    @Test func aStartWithTheDisplayFreeDrawsBeforeTheSwitch() {
+        var c = Cover(hasTerminal: true)
+        #expect(c.start(inPlace: true) == [.takeOutputs])
+        #expect(c.outputsTaken() == [.showTerminal])
+        #expect(c.outputsHeld)
+        #expect(c.state == .covering(.startup) && c.display(outputLost: false) == .taking)
+        #expect(c.terminalFailed("timeout").isEmpty)
+        #expect(c.state == .notCovered("timeout") && c.outputsHeld)
+        #expect(c.keepsCoveredAtExit)
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken().isEmpty)
+        #expect(c.state == .covered)
+    }
+
+    /// The display taken meanwhile: the usual order, our VT first.
+    @Test func aStartInPlaceThatIsRefusedSwitchesFirst() {
+        var c = Cover(hasTerminal: true)
+        #expect(c.start(inPlace: true) == [.takeOutputs])
+        #expect(c.outputsRefused("EBUSY") == [.showTerminal])
+        #expect(!c.outputsHeld && c.failure == nil)
+        #expect(c.terminalShown() == [.takeOutputs])
+        #expect(c.outputsTaken().isEmpty)
+        #expect(c.state == .covered)
+    }
+
+    /// Unlocked before our VT was ever shown (its switch timed out): the outputs go, and
+    /// the hand-back finds the kiosk's VT on screen already.
+    @Test func anUnlockBeforeTheSwitchInPlaceHandsOver() {
+        var c = Cover(hasTerminal: true)
+        var t = TerminalSwitch(ours: 8, timeout: .milliseconds(500))
+        _ = c.start(inPlace: true); _ = c.outputsTaken()
+        _ = t.show(active: 1, at: Instant(microseconds: 0))
+        _ = c.terminalFailed("timeout")
+        _ = t.timerFired(at: Instant(microseconds: 500_000))
+        #expect(c.uncoverAsked() == [.releaseOutputs])
+        #expect(c.outputsReleased() == [.handBackTerminal])
+        #expect(t.handBack(at: Instant(microseconds: 600_000)) == [.handedBack])
+        #expect(c.terminalHandedBack() == [.handedOver])
+        #expect(c.state == .uncovered && !t.showWanted)
+    }
+
     @Test func withoutAVTTheDisplayIsOursFromTheStart() {
         var c = Cover(hasTerminal: false)
         #expect(c.start().isEmpty)

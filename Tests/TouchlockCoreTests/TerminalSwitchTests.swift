@@ -80,8 +80,9 @@ import Testing
         var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
         _ = t.show(active: 1, at: ms(0))
         _ = t.timerFired(at: ms(500))
-        // Unlocked meanwhile (the kiosk kept the screen): ours is no longer wanted.
-        #expect(t.handBack(at: ms(700)).isEmpty)
+        // Unlocked meanwhile (the kiosk kept the screen): ours is no longer wanted, and
+        // the screen is the kiosk's already.
+        #expect(t.handBack(at: ms(700)) == [.handedBack])
         #expect(!t.showWanted && t.retryAt == nil)
         #expect(t.timerFired(at: ms(1000)).isEmpty)
     }

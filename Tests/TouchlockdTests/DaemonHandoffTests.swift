@@ -87,6 +87,14 @@ final class HandoffRig {
         daemon.shutdown()
     }
 
+    /// The kernel completes the switch to ours once the daemon has asked for it (with the
+    /// display free at start, only after its first frame is shown on the VT on screen).
+    func switchCompletes() throws {
+        let asked = try turn { vt.activations.contains("activate \(vt.number)") }
+        #expect(asked, "VT \(vt.number) was never asked for")
+        handoff.acquireSignal()
+    }
+
     /// The switch under way waits longer than its timeout: its timers fire.
     func switchTimesOut() {
         let due = switchTimers
@@ -208,6 +216,7 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
 /// the outputs and the input said taken or released when asked, each call recorded.
 final class RecordedCovering: Covering {
     let hasTerminal = false
+    let displayFree = false
     var report: ((Cover.Event) -> Void)?
     private(set) var calls: [String] = []
     /// Refuse the next `takeOutputs` with this reason.
@@ -289,13 +298,39 @@ struct DaemonHandoffTests {
         }
     }
 
+    /// DRM master free at start (a boot splash that let it go): the lock screen is scanned
+    /// out on the VT on screen before ours is asked for, and status says `taking` until
+    /// ours is shown; a switch that never completes (the splash's daemon died in the middle
+    /// of it) leaves the lock screen where it is, and it is asked for again.
+    @Test func withTheDisplayFreeTheLockScreenIsShownBeforeTheVTSwitch() throws {
+        try withDaemon(compositorHoldsMaster: false) { r in
+            var frameAtSwitch: Bool?
+            r.vt.onActivate = { n in if n == 8, frameAtSwitch == nil { frameAtSwitch = r.ourFrameShown } }
+            let asked = try r.turn { r.vt.activations.contains("activate 8") }
+            #expect(asked)
+            #expect(frameAtSwitch == true)
+            #expect(r.vt.active == 1 && r.status.display == .taking)
+            // The switch times out: the lock screen stays on the screen.
+            r.switchTimesOut()
+            #expect(r.status.display == .notShown && r.ourFrameShown)
+            r.switchTimesOut()
+            #expect(r.vt.activations.filter { $0 == "activate 8" }.count == 2)
+            // The kernel switches at last: ours is shown, the mode set again on it (whatever
+            // the VT before did to the screen), nothing of the lock screen lost.
+            let modesets = r.card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count
+            r.handoff.acquireSignal()
+            let shown = try r.turn { r.status.display == .shown && r.card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count > modesets }
+            #expect(shown && r.ourFrameShown && r.card.master)
+        }
+    }
+
     /// The unlock hands the screen over in the kernel's order: the frame that clears the
     /// screen is scanned out, DRM master is dropped, then the kiosk's VT is asked for; once
     /// the kernel has switched (our release allowed), subscribers hear `handed_over` and
     /// status says so. Only then, not before, is the kiosk's VT on screen.
     @Test func anUnlockDropsMasterThenGivesTheVTBackThenSaysHandedOver() throws {
         try withDaemon(compositorHoldsMaster: false) { r in
-            r.handoff.acquireSignal()
+            try r.switchCompletes()
             let shown = try r.turn { r.ourFrameShown && r.status.display == .shown }
             #expect(shown)
             // A node of the grid is drawn over the background while locked.
@@ -333,7 +368,7 @@ struct DaemonHandoffTests {
     /// master goes with the last one, and status says both are handed over.
     @Test func withTwoOutputsTheVTGoesBackOnceBothAreHandedOver() throws {
         try withDaemon(compositorHoldsMaster: false, twoOutputs: true) { r in
-            r.handoff.acquireSignal()
+            try r.switchCompletes()
             let shown = try r.turn { r.status.outputs?.count == 2 && r.status.display == .shown && r.ourFrameShown }
             #expect(shown)
             var atHandBack: (master: Bool, outputs: [OutputState.Phase.Name])?
@@ -489,7 +524,7 @@ struct DaemonHandoffTests {
     /// on the screen, DRM master stays ours.
     @Test func aSwitchAwayWhileLockedIsRefused() throws {
         try withDaemon(compositorHoldsMaster: false) { r in
-            r.handoff.acquireSignal()
+            try r.switchCompletes()
             let shown = try r.turn { r.ourFrameShown }
             #expect(shown)
             r.handoff.releaseSignal()
@@ -504,7 +539,7 @@ struct DaemonHandoffTests {
     /// covers it again.
     @Test func aStopWhileLockedLeavesOurVTOnTheScreen() throws {
         try withDaemon(compositorHoldsMaster: false) { r in
-            r.handoff.acquireSignal()
+            try r.switchCompletes()
             let shown = try r.turn { r.ourFrameShown }
             #expect(shown)
             r.stop()
