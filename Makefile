@@ -69,7 +69,8 @@ build:
 	$(SWIFT) build $(SWIFTFLAGS) --product touchlockd
 	$(SWIFT) build $(SWIFTFLAGS) --product touchlockctl
 
-generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
+generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/touchlock-splash-release.service \
+	$(GEN)/touchlock-splash-quit.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
 	$(addprefix $(GEN)/,$(MANPAGES))
 
 $(GEN)/%.service: systemd/%.service Makefile
@@ -104,6 +105,10 @@ install: all
 	$(INSTALL) -Dm644 $(GEN)/touchlockd.service $(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service
 	$(INSTALL) -Dm644 $(GEN)/touchlock-wait-unlock.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service
+	$(INSTALL) -Dm644 $(GEN)/touchlock-splash-release.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service
+	$(INSTALL) -Dm644 $(GEN)/touchlock-splash-quit.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service
 	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/touchlock.conf
@@ -137,6 +142,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/touchlockd $(DESTDIR)$(BINDIR)/touchlockctl \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlockd.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service \
 		$(DESTDIR)$(SYSUSERSDIR)/touchlock.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf \
 		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \

@@ -248,6 +248,11 @@ class PlymouthBoot:
 
         for name, fn in zip(CHECKS, (splash, hand_over, order, touches)):
             self.run.record(name, fn)
+        # The hand-over as the journal has it, in every boot: the unit's ExecStartPre
+        # (plymouth deactivate), touchlockd's VT and DRM lines, plymouthd's end.
+        g.run("journalctl -b -o short-monotonic --no-pager _PID=1 + _SYSTEMD_UNIT=touchlockd.service"
+              " + SYSLOG_IDENTIFIER=plymouthd + SYSLOG_IDENTIFIER=plymouth"
+              " | grep -i -e plymouth -e touchlock -e 'VT ' -e 'drm: ' -e cover | tail -n 40", check=False)
         if any(self.run.results.values()):
             # plymouthd's own words and end (a crash shows as the unit's exit status and in
             # the kernel's log), the hand-over as touchlockd saw it, and the trace's end:
