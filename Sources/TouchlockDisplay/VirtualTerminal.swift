@@ -23,10 +23,22 @@ public protocol VirtualTerminalDevice: AnyObject {
     /// Back to VT_AUTO and KD_TEXT, switching unlocked, then VT_ACTIVATE `back` if given;
     /// closes the terminal. Safe twice.
     func restore(showing back: Int?)
+    /// VT `n` is on screen in KD_GRAPHICS with nobody answering for its switches (VT_AUTO:
+    /// plymouthd deactivated, or quit keeping its splash), which makes the kernel ignore
+    /// every switch away from it: it is put in VT_PROCESS with our release signal, so that
+    /// the kernel asks us. True if it was.
+    func adoptIfSwitchesIgnored(_ n: Int) -> Bool
+    /// The release signal was for the VT adopted: the switch is allowed, and that VT goes
+    /// back to VT_AUTO and KD_TEXT (no longer on screen, the console does not draw). True
+    /// if it was (the adopted VT on screen).
+    func answerAdoptedRelease() -> Bool
 }
 
 extension VirtualTerminalDevice {
     public func restore() { restore(showing: nil) }
+    /// Devices with nothing to adopt (tests' own) never do.
+    public func adoptIfSwitchesIgnored(_ n: Int) -> Bool { false }
+    public func answerAdoptedRelease() -> Bool { false }
 }
 
 /// The kernel's virtual terminals. Ours is put in VT_PROCESS mode, so the kernel asks
@@ -36,6 +48,9 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
     public let number: Int
     private var fd: Int32
     private var switchingLocked = false
+    private let releaseSignal: Int32
+    /// Another VT put in VT_PROCESS with our release signal (`adoptIfSwitchesIgnored`).
+    private var adopted: (number: Int, fd: Int32)?
 
     /// Why there are no VTs here (no /dev/tty0: a kernel without CONFIG_VT, or a container),
     /// or nil when there are.
@@ -76,6 +91,7 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         }
         number = n
         fd = t
+        self.releaseSignal = releaseSignal
     }
 
     deinit { restore() }
@@ -118,7 +134,62 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         switchingLocked = on
     }
 
+    public func adoptIfSwitchesIgnored(_ n: Int) -> Bool {
+        guard adopted == nil, n != number, n > 0 else { return false }
+        let path = "/dev/tty\(n)"
+        let t = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard t >= 0 else { return false }
+        var kd: Int32 = 0
+        var mode = vt_mode()
+        guard clinux_ioctl_pointer(t, UInt(KDGETMODE), &kd) == 0, clinux_ioctl_pointer(t, UInt(VT_GETMODE), &mode) == 0,
+              kd == Int32(KD_GRAPHICS), mode.mode == CChar(VT_AUTO) else {
+            close(t)
+            return false
+        }
+        // Acquire and forced-release signals 0: nothing is sent for them.
+        var ours = vt_mode()
+        ours.mode = CChar(VT_PROCESS)
+        ours.relsig = Int16(releaseSignal)
+        guard clinux_ioctl_pointer(t, UInt(VT_SETMODE), &ours) == 0 else {
+            Log.warning("terminal: VT \(n) is in graphics mode with nobody to answer for it, and cannot be taken over: \(Errno.current)")
+            close(t)
+            return false
+        }
+        adopted = (n, t)
+        Log.info("terminal: VT \(n) was left in graphics mode with nobody to answer for it (the kernel ignores switches away from it): we answer for it")
+        return true
+    }
+
+    public func answerAdoptedRelease() -> Bool {
+        guard let (n, t) = adopted else { return false }
+        guard (try? activeTerminal()) == n else {
+            // No longer on screen: the signal is ours, and that VT needs us no more.
+            giveBackAdopted()
+            return false
+        }
+        adopted = nil
+        if clinux_ioctl_value(t, UInt(VT_RELDISP), UInt(1)) != 0 { Log.warning("terminal: VT \(n): ioctl(VT_RELDISP): \(Errno.current)") }
+        // Given back as the kernel keeps a VT nobody owns; KD_TEXT only once it is no
+        // longer on screen (else the console would be drawn over the lock screen).
+        var auto = vt_mode()
+        auto.mode = CChar(VT_AUTO)
+        _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
+        if (try? activeTerminal()) != n { _ = clinux_ioctl_value(t, UInt(KDSETMODE), UInt(Int(KD_TEXT))) }
+        close(t)
+        return true
+    }
+
+    private func giveBackAdopted() {
+        guard let (_, t) = adopted else { return }
+        adopted = nil
+        var auto = vt_mode()
+        auto.mode = CChar(VT_AUTO)
+        _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
+        close(t)
+    }
+
     public func restore(showing back: Int?) {
+        giveBackAdopted()
         guard fd >= 0 else { return }
         if switchingLocked { _ = clinux_ioctl_value(fd, UInt(VT_UNLOCKSWITCH), UInt(0)) }
         var auto = vt_mode()
@@ -190,6 +261,7 @@ public final class TerminalHandoff {
         // another number), is no kiosk: the hand-back goes to the VT kept, or the lowest in
         // use. Any other VT is the kiosk's, open or not (at boot the kiosk starts on it
         // only after the first unlock).
+        if active != device.number, active > 0 { _ = device.adoptIfSwitchesIgnored(active) }
         var back: Int?
         if active != device.number, active == previousOwn, let inUse = try? device.terminalsInUse(), !inUse.contains(active) {
             back = Self.returnTarget(remembered: machine.kiosk, ours: device.number, device: device)
@@ -210,6 +282,8 @@ public final class TerminalHandoff {
 
     /// The kernel's release signal.
     public func releaseSignal() {
+        // The kernel asks for the VT we answer for (a switch to ours from it), not ours.
+        if device.answerAdoptedRelease() { return }
         perform(machine.releaseRequested(at: now()))
     }
 
