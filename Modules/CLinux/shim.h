@@ -7,6 +7,8 @@
 #include <sys/un.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/vt.h>
 #include <linux/kd.h>
 #include <linux/netlink.h>
@@ -29,6 +31,10 @@ static inline int clinux_ioctl_pointer(int fd, unsigned long request, void *arg)
 
 #include <sys/prctl.h>
 // prctl is variadic too.
+/* A descriptor that becomes readable when process `pid` ends (pidfd_open(2)). */
+static inline int clinux_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
 static inline int clinux_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }

@@ -252,6 +252,21 @@ public struct TerminalSwitch: Sendable {
         }
     }
 
+    /// A process known to own the VT on screen (plymouthd) has ended: a switch to ours
+    /// waiting on its answer will not complete until it is asked for again, so it is, now.
+    public mutating func activeOwnerEnded(at now: Instant) -> [Action] {
+        switch state {
+        case .switchingIn:
+            Log.info("terminal: the active VT's owner ended during the switch; VT \(ours) asked for again")
+            return [.activate(ours)]
+        case .background where showWanted:
+            Log.info("terminal: the active VT's owner ended; VT \(ours) asked for again")
+            return [.activate(ours)]
+        case .background, .foreground, .switchingOut, .yielded:
+            return []
+        }
+    }
+
     public mutating func timerFired(at now: Instant) -> [Action] {
         switch state {
         case .switchingIn(_, let since):

@@ -275,6 +275,11 @@ public final class TerminalHandoff {
         perform(machine.handBack(at: now()))
     }
 
+    /// A process known to own the VT on screen (plymouthd) has ended.
+    public func activeOwnerEnded() {
+        perform(machine.activeOwnerEnded(at: now()))
+    }
+
     /// The kernel's acquire signal.
     public func acquireSignal() {
         perform(machine.acquired(at: now()))

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import TouchlockCommandLine
 import TouchlockConfig
@@ -121,10 +122,39 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
                                   now: { EventLoop.now() },
                                   schedule: { t, f in loop.schedule(at: t, f) })
         Log.info("VT hand-off: the lock screen is shown on VT \(device.number)")
+        if let handoff { watchSplash(loop, handoff) }
         return (handoff, nil)
     } catch {
         Log.warning("no VT hand-off: \(error)")
         return (nil, "\(error)")
+    }
+}
+
+/// plymouthd's pid file (plymouth-start.service's --pid-file), while it runs.
+let plymouthPIDFile = "/run/plymouth/pid"
+
+/// A boot splash that owns the VT on screen and dies in the middle of our switch (Debian
+/// 12's plymouthd 22.02 has been seen to abort there) leaves the switch pending until it
+/// is asked for again: its end (a pidfd) asks again at once, rather than after the
+/// switch's timeout.
+private func watchSplash(_ loop: EventLoop, _ handoff: TerminalHandoff) {
+    guard let (bytes, _) = try? FileContents.read(plymouthPIDFile, limit: 32),
+          let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 1 else { return }
+    let fd = clinux_pidfd_open(pid)
+    guard fd >= 0 else {
+        Log.info("\(plymouthPIDFile): process \(pid): \(Errno.current); not watched")
+        return
+    }
+    do {
+        try loop.register(fd, .readable) { [unowned loop] _ in
+            loop.unregister(fd)
+            close(fd)
+            Log.info("plymouthd (process \(pid)) has ended")
+            handoff.activeOwnerEnded()
+        }
+    } catch {
+        close(fd)
+        Log.warning("cannot watch plymouthd (process \(pid)): \(error)")
     }
 }
 

@@ -87,6 +87,22 @@ import Testing
         #expect(t.timerFired(at: ms(1000)).isEmpty)
     }
 
+    /// plymouthd, the active VT's owner, ends during the switch (it aborts before its
+    /// answer): ours is asked for again at once, not after the timeout; once shown, its end
+    /// asks nothing.
+    @Test func theActiveOwnersEndAsksAgainAtOnce() {
+        var t = TerminalSwitch(ours: 7, timeout: .milliseconds(2000))
+        _ = t.show(active: 1, at: ms(0))
+        #expect(t.activeOwnerEnded(at: ms(300)) == [.activate(7)])
+        #expect(t.acquired(at: ms(310)) == [.acknowledgeAcquire, .lockSwitching, .shown])
+        #expect(t.activeOwnerEnded(at: ms(400)).isEmpty)
+        // After a timeout, while the show is still wanted, too.
+        var u = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
+        _ = u.show(active: 1, at: ms(0))
+        _ = u.timerFired(at: ms(500))
+        #expect(u.activeOwnerEnded(at: ms(700)) == [.activate(7)])
+    }
+
     @Test func anAskAgainThatFailsIsAskedAgainLater() {
         var t = TerminalSwitch(ours: 7, timeout: .milliseconds(500))
         _ = t.show(active: 1, at: ms(0))
