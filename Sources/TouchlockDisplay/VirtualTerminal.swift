@@ -83,9 +83,7 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
             try SystemCall.check("ioctl(VT_SETMODE)", path) { clinux_ioctl_pointer(t, UInt(VT_SETMODE), &mode) }
             try SystemCall.check("ioctl(KDSETMODE)", path) { clinux_ioctl_value(t, UInt(KDSETMODE), UInt(Int(KD_GRAPHICS))) }
         } catch {
-            var auto = vt_mode()
-            auto.mode = CChar(VT_AUTO)
-            _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
+            Self.setAutomatic(t)
             close(t)
             throw error
         }
@@ -167,34 +165,35 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
             giveBackAdopted()
             return false
         }
-        adopted = nil
         if clinux_ioctl_value(t, UInt(VT_RELDISP), UInt(1)) != 0 { Log.warning("terminal: VT \(n): ioctl(VT_RELDISP): \(Errno.current)") }
-        // Given back as the kernel keeps a VT nobody owns; KD_TEXT only once it is no
-        // longer on screen (else the console would be drawn over the lock screen).
-        var auto = vt_mode()
-        auto.mode = CChar(VT_AUTO)
-        _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
-        if (try? activeTerminal()) != n { _ = clinux_ioctl_value(t, UInt(KDSETMODE), UInt(Int(KD_TEXT))) }
-        close(t)
+        giveBackAdopted()
         return true
     }
 
+    /// The adopted VT given back as the kernel keeps a VT nobody owns: VT_AUTO, and KD_TEXT
+    /// only once it is no longer on screen (else the console would be drawn over whatever
+    /// is shown on it).
     private func giveBackAdopted() {
-        guard let (_, t) = adopted else { return }
+        guard let (n, t) = adopted else { return }
         adopted = nil
+        Self.setAutomatic(t)
+        if (try? activeTerminal()) != n { _ = clinux_ioctl_value(t, UInt(KDSETMODE), UInt(Int(KD_TEXT))) }
+        close(t)
+    }
+
+    /// VT_AUTO on the VT open as `t`: the kernel switches away from it without asking.
+    /// Best effort, for giving a VT back.
+    private static func setAutomatic(_ t: Int32) {
         var auto = vt_mode()
         auto.mode = CChar(VT_AUTO)
-        _ = clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto)
-        close(t)
+        if clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto) != 0 { Log.warning("terminal: ioctl(VT_SETMODE, VT_AUTO): \(Errno.current)") }
     }
 
     public func restore(showing back: Int?) {
         giveBackAdopted()
         guard fd >= 0 else { return }
         if switchingLocked { _ = clinux_ioctl_value(fd, UInt(VT_UNLOCKSWITCH), UInt(0)) }
-        var auto = vt_mode()
-        auto.mode = CChar(VT_AUTO)
-        _ = clinux_ioctl_pointer(fd, UInt(VT_SETMODE), &auto)
+        Self.setAutomatic(fd)
         _ = clinux_ioctl_value(fd, UInt(KDSETMODE), UInt(Int(KD_TEXT)))
         // In VT_AUTO the kernel switches away without asking us.
         if let back { _ = clinux_ioctl_value(fd, UInt(VT_ACTIVATE), UInt(back)) }
