@@ -140,23 +140,19 @@ let plymouthPIDFile = "/run/plymouth/pid"
 private func watchSplash(_ loop: EventLoop, _ handoff: TerminalHandoff) {
     guard let (bytes, _) = try? FileContents.read(plymouthPIDFile, limit: 32),
           let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 1 else { return }
-    let fd = clinux_pidfd_open(pid)
-    guard fd >= 0 else {
-        Log.info("\(plymouthPIDFile): process \(pid): \(Errno.current); not watched")
-        return
-    }
     do {
-        try loop.register(fd, .readable) { [unowned loop] _ in
-            loop.unregister(fd)
-            close(fd)
+        splashWatch = try ProcessEndWatch(pid: pid, loop: loop) {
             Log.info("plymouthd (process \(pid)) has ended")
+            splashWatch = nil
             handoff.activeOwnerEnded()
         }
     } catch {
-        close(fd)
-        Log.warning("cannot watch plymouthd (process \(pid)): \(error)")
+        Log.info("\(plymouthPIDFile): plymouthd not watched: \(error)")
     }
 }
+
+/// plymouthd's end, watched while it runs (`watchSplash`).
+nonisolated(unsafe) private var splashWatch: ProcessEndWatch?
 
 /// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
 /// period: a loop that hangs stops sending and systemd restarts the daemon.
