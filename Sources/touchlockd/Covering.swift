@@ -47,6 +47,9 @@ final class TerminalCovering: Covering {
     /// At a shutdown while locked: nothing of what was on the screen before is restored.
     var keepCovered: (() -> Void)?
     var report: ((Cover.Event) -> Void)?
+    /// The outputs were taken on another VT (a start in place) and ours has not been on
+    /// screen since: its mode is set again once it is.
+    private var takenOffOurTerminal = false
 
     init(terminal: TerminalHandoff?, once: Bool) {
         self.terminal = terminal
@@ -86,9 +89,16 @@ final class TerminalCovering: Covering {
     func takeOutputs() {
         let all = presenters()
         for p in all { p.retry(.terminalAcquired) }
-        // Held already (drawn on the VT on screen before ours was shown): the mode is set
-        // again on ours, whatever the VT before did to the screen meanwhile.
-        for p in all where !p.isReleased { p.display.showAgain() }
+        if let terminal, let active = terminal.activeTerminal {
+            if active != terminal.number {
+                takenOffOurTerminal = true
+            } else if takenOffOurTerminal {
+                // Held already (drawn on the VT on screen before ours was shown): the mode
+                // is set again on ours, whatever the VT before did to the screen meanwhile.
+                takenOffOurTerminal = false
+                for p in all where !p.isReleased { p.display.showAgain() }
+            }
+        }
         do {
             for p in all.dropFirst() {
                 do { try p.take() } catch { Log.warning("output \(p.display.name): cannot take it: \(error)") }
