@@ -26,8 +26,10 @@ public protocol VirtualTerminalDevice: AnyObject {
     /// VT `n` is on screen in KD_GRAPHICS with nobody answering for its switches (VT_AUTO:
     /// plymouthd deactivated, or quit keeping its splash), which makes the kernel ignore
     /// every switch away from it: it is put in VT_PROCESS with our release signal, so that
-    /// the kernel asks us. True if it was.
-    func adoptIfSwitchesIgnored(_ n: Int) -> Bool
+    /// the kernel asks us. `ownerEnded`: the process that had it in VT_PROCESS is known to
+    /// have ended, and the kernel would wait for its answer until it is reaped (it signals
+    /// the zombie); it is taken over the same way. True if it was.
+    func adoptIfSwitchesIgnored(_ n: Int, ownerEnded: Bool) -> Bool
     /// The release signal was for the VT adopted: the switch is allowed, and that VT goes
     /// back to VT_AUTO and KD_TEXT (no longer on screen, the console does not draw). True
     /// if it was (the adopted VT on screen).
@@ -37,7 +39,7 @@ public protocol VirtualTerminalDevice: AnyObject {
 extension VirtualTerminalDevice {
     public func restore() { restore(showing: nil) }
     /// Devices with nothing to adopt (tests' own) never do.
-    public func adoptIfSwitchesIgnored(_ n: Int) -> Bool { false }
+    public func adoptIfSwitchesIgnored(_ n: Int, ownerEnded: Bool) -> Bool { false }
     public func answerAdoptedRelease() -> Bool { false }
 }
 
@@ -132,7 +134,7 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         switchingLocked = on
     }
 
-    public func adoptIfSwitchesIgnored(_ n: Int) -> Bool {
+    public func adoptIfSwitchesIgnored(_ n: Int, ownerEnded: Bool) -> Bool {
         guard adopted == nil, n != number, n > 0 else { return false }
         let path = "/dev/tty\(n)"
         let t = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -140,10 +142,11 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         var kd: Int32 = 0
         var mode = vt_mode()
         guard clinux_ioctl_pointer(t, UInt(KDGETMODE), &kd) == 0, clinux_ioctl_pointer(t, UInt(VT_GETMODE), &mode) == 0,
-              kd == Int32(KD_GRAPHICS), mode.mode == CChar(VT_AUTO) else {
+              kd == Int32(KD_GRAPHICS) && mode.mode == CChar(VT_AUTO) || ownerEnded && mode.mode == CChar(VT_PROCESS) else {
             close(t)
             return false
         }
+        let orphaned = mode.mode == CChar(VT_PROCESS)
         // Acquire and forced-release signals 0: nothing is sent for them.
         var ours = vt_mode()
         ours.mode = CChar(VT_PROCESS)
@@ -154,7 +157,9 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
             return false
         }
         adopted = (n, t)
-        Log.info("terminal: VT \(n) was left in graphics mode with nobody to answer for it (the kernel ignores switches away from it): we answer for it")
+        Log.info(orphaned
+                 ? "terminal: VT \(n)'s owner has ended, and the kernel would wait for its answer until it is reaped: we answer for it"
+                 : "terminal: VT \(n) was left in graphics mode with nobody to answer for it (the kernel ignores switches away from it): we answer for it")
         return true
     }
 
@@ -260,7 +265,7 @@ public final class TerminalHandoff {
         // another number), is no kiosk: the hand-back goes to the VT kept, or the lowest in
         // use. Any other VT is the kiosk's, open or not (at boot the kiosk starts on it
         // only after the first unlock).
-        if active != device.number, active > 0 { _ = device.adoptIfSwitchesIgnored(active) }
+        if active != device.number, active > 0 { _ = device.adoptIfSwitchesIgnored(active, ownerEnded: false) }
         var back: Int?
         if active != device.number, active == previousOwn, let inUse = try? device.terminalsInUse(), !inUse.contains(active) {
             back = Self.returnTarget(remembered: machine.kiosk, ours: device.number, device: device)
@@ -276,6 +281,9 @@ public final class TerminalHandoff {
 
     /// A process known to own the VT on screen (plymouthd) has ended.
     public func activeOwnerEnded() {
+        if let active = try? device.activeTerminal(), active != device.number, active > 0 {
+            _ = device.adoptIfSwitchesIgnored(active, ownerEnded: true)
+        }
         perform(machine.activeOwnerEnded(at: now()))
     }
 

@@ -27,6 +27,12 @@ final class RecordingTerminal: VirtualTerminalDevice {
         calls.append(back.map { "restore, activate \($0)" } ?? "restore")
         locked = false
     }
+    /// The VTs asked to be answered for (apart from the ioctls, which it does not record).
+    var adoptions: [String] = []
+    func adoptIfSwitchesIgnored(_ n: Int, ownerEnded: Bool) -> Bool {
+        adoptions.append(ownerEnded ? "\(n), its owner ended" : "\(n)")
+        return false
+    }
 }
 
 @Suite struct TerminalHandoffTests {
@@ -78,6 +84,24 @@ final class RecordingTerminal: VirtualTerminalDevice {
         clock.fire(at: clock.now + .milliseconds(2000))
         #expect(events().count == 1 && events()[0].hasPrefix("failed: the switch to VT 7 did not complete"))
         #expect(h.machine.state == .background)
+    }
+
+    /// plymouthd ends while our switch from its VT is pending: the kernel would go on
+    /// waiting for its answer until it is reaped, so its VT is taken over before ours is
+    /// asked for again.
+    @Test func theEndOfTheActiveVTsOwnerTakesItsVTOverThenAsksAgain() {
+        let vt = RecordingTerminal(), clock = Clock()
+        let (h, events) = make(vt, clock)
+        h.show()
+        #expect(vt.adoptions == ["1"])
+        h.activeOwnerEnded()
+        #expect(vt.adoptions == ["1", "1, its owner ended"])
+        #expect(vt.calls == ["unlock", "activate 7", "activate 7"])
+        h.acquireSignal()
+        #expect(events() == ["shown"])
+        // Ours on screen: an owner's end later asks nothing and takes nothing over.
+        h.activeOwnerEnded()
+        #expect(vt.adoptions.count == 2 && vt.calls.filter { $0 == "activate 7" }.count == 2)
     }
 
     @Test func aRefusedActivateFailsAtOnce() {
