@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, inject, poll_screen,  # noqa: E402
                      save, stroke)
 from systemd_deploy import Deploy  # noqa: E402
-from systemd_plymouth import CHECKS as PLYMOUTH_CHECKS, PlymouthBoot, install_theme  # noqa: E402
+from systemd_plymouth import CHECKS as PLYMOUTH_CHECKS, FAULT_CHECKS as PLYMOUTH_FAULT_CHECKS, PlymouthBoot, install_theme  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -97,7 +97,8 @@ def build_image(args):
     src = os.path.join(HERE, "systemd")
     shutil.copy(os.path.join(src, "vm-agent.sh"), os.path.join(r, "usr/local/sbin/vm-agent"))
     os.chmod(os.path.join(r, "usr/local/sbin/vm-agent"), 0o755)
-    for unit in ("touchlock-vm-agent.service", "touchlock-vm-probe.service", "kiosk-app.service", "cage@.service"):
+    for unit in ("touchlock-vm-agent.service", "touchlock-vm-probe.service", "touchlock-vm-splash-fault.service",
+                 "kiosk-app.service", "cage@.service"):
         shutil.copy(os.path.join(src, unit), os.path.join(r, "etc/systemd/system", unit))
     # The kiosk (systemd_deploy.py): the user kiosk in no group but its own; cage's unit
     # from its wiki, enabled on tty1, with the drop-in the package ships as its example
@@ -140,7 +141,7 @@ def build_image(args):
     with open(os.path.join(r, "etc/machine-id"), "w") as f:
         f.write("0123456789abcdef0123456789abcdef\n")
     for cmd in (["systemctl", "enable", UNIT], ["systemctl", "enable", "touchlock-vm-agent.service",
-                                                 "touchlock-vm-probe.service"],
+                                                 "touchlock-vm-probe.service", "touchlock-vm-splash-fault.service"],
                 ["systemctl", "enable", "cage@tty1.service"], ["systemctl", "set-default", "graphical.target"]):
         p = subprocess.run(["chroot", r] + cmd, capture_output=True, text=True)
         if p.returncode != 0:
@@ -167,15 +168,20 @@ def build_image(args):
 # ---------------------------------------------------------------------------- the guest
 
 class SystemdGuest(Guest):
-    def __init__(self, args, workdir, log, console_path, splash=False):
+    def __init__(self, args, workdir, log, console_path, splash=False, fault=False):
         super().__init__(args, workdir, log)
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
-        # plymouth is installed: the splash's boot shows it (the serial ports are the
+        # plymouth is installed: the splash's boots show it (the serial ports are the
         # test's, a kiosk has none); the others run without it.
         # plymouthd's trace goes to a file in /run, shown if a check fails (the serial
-        # consoles are the test's).
-        self.append += (" splash plymouth.ignore-serial-consoles plymouth.debug=stream:/run/plymouth-trace.log"
-                        if splash else " plymouth.enable=0")
+        # consoles are the test's). Not in the fault boot (touchlock-vm-splash-fault.service):
+        # with a trace, plymouthd's crash handler waits 30 s before it ends.
+        if fault:
+            self.append += " splash plymouth.ignore-serial-consoles touchlock_vm_splash_fault"
+        elif splash:
+            self.append += " splash plymouth.ignore-serial-consoles plymouth.debug=stream:/run/plymouth-trace.log"
+        else:
+            self.append += " plymouth.enable=0"
         # The root lives in RAM (about 400 MB) beside the unpacked initramfs.
         self.memory = "1536"
         # virtio-gpu: wlroots (cage) cannot use bochs. QMP for the screendump loop.
@@ -431,18 +437,19 @@ class Run:
         self.figures["total"] = f"{time.monotonic() - t:.1f} s"
 
 
-def attempt(args, out, number, splash=False):
-    """One boot: the checks above, or (splash) the boot with plymouth's splash."""
+def attempt(args, out, number, splash=False, fault=False):
+    """One boot: the checks above, or (splash) the boot with plymouth's splash, or (fault)
+    the one where plymouthd fails in the middle of the hand-over."""
     workdir = tempfile.mkdtemp(prefix="touchlock-vm-systemd-")
-    suffix = ("-plymouth" if splash else "") + ("" if number == 1 else f".{number}")
+    suffix = ("-plymouth-fault" if fault else "-plymouth" if splash else "") + ("" if number == 1 else f".{number}")
     log_path = os.path.join(out, f"agent{suffix}.log")
     console = os.path.join(out, f"console{suffix}.log")
     with open(log_path, "w", buffering=1) as log:
-        run = Run(args, out, log, PLYMOUTH_CHECKS if splash else CHECKS)
-        guest = SystemdGuest(args, workdir, log, console, splash=splash)
+        run = Run(args, out, log, PLYMOUTH_FAULT_CHECKS if fault else PLYMOUTH_CHECKS if splash else CHECKS)
+        guest = SystemdGuest(args, workdir, log, console, splash=splash or fault, fault=fault)
         try:
-            if splash:
-                PlymouthBoot(run, guest).run_all()
+            if splash or fault:
+                PlymouthBoot(run, guest, fault=fault).run_all()
             else:
                 run.run(guest)
         except CheckFailed as e:
@@ -453,13 +460,14 @@ def attempt(args, out, number, splash=False):
     return run
 
 
-def boot(args, out, splash=False):
+def boot(args, out, splash=False, fault=False):
     """attempt(), once more if the guest hung; None if it hung twice."""
+    which = "the plymouth fault boot, " if fault else "the plymouth boot, " if splash else ""
     for number in (1, 2):
         try:
-            return attempt(args, out, number, splash)
+            return attempt(args, out, number, splash, fault)
         except InfraError as e:
-            print(f"vm-systemd: {'the plymouth boot, ' if splash else ''}attempt {number}: {e}", flush=True)
+            print(f"vm-systemd: {which}attempt {number}: {e}", flush=True)
     return None
 
 
@@ -493,12 +501,14 @@ def main():
         runs = []
         for k in range(1, args.plymouth_only + 1):
             os.makedirs(os.path.join(out, str(k)), exist_ok=True)
-            runs.append(boot(args, os.path.join(out, str(k)), splash=True))
-            r = runs[-1]
-            bad = [n for n, p in r.results.items() if p is not None] if r else ["the guest hung twice"]
-            print(f"vm-systemd: plymouth boot {k}: {'FAILED: ' + '; '.join(bad) if bad else 'passed'}", flush=True)
+            for fault in (False, True):
+                runs.append(boot(args, os.path.join(out, str(k)), splash=True, fault=fault))
+                r = runs[-1]
+                bad = [n for n, p in r.results.items() if p is not None] if r else ["the guest hung twice"]
+                print(f"vm-systemd: plymouth {'fault ' if fault else ''}boot {k}:"
+                      f" {'FAILED: ' + '; '.join(bad) if bad else 'passed'}", flush=True)
     else:
-        runs = [boot(args, out, splash=True)] if args.plymouth else []
+        runs = [boot(args, out, splash=True), boot(args, out, fault=True)] if args.plymouth else []
         runs.append(boot(args, out))
     hung = runs.count(None)
     if hung and not args.plymouth_only:
