@@ -239,8 +239,10 @@ class Run:
         except CheckFailed as e:
             self.results[name] = str(e)
             print(f"vm-systemd: {name}: FAILED: {e}", flush=True)
-            # The unit's journal goes to the agent's log.
-            self.guest.run(f"journalctl -b --no-pager -o short-monotonic -u {UNIT} | tail -n 40", check=False)
+            # The unit's journal goes to the agent's log (while the guest runs: a
+            # poweroff's check ends with QEMU's exit).
+            if self.guest.proc.poll() is None:
+                self.guest.run(f"journalctl -b --no-pager -o short-monotonic -u {UNIT} | tail -n 40", check=False)
 
     def figure(self, name, value):
         self.figures[name] = value

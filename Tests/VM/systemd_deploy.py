@@ -44,6 +44,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import threading
 import time
 
@@ -204,6 +205,20 @@ class Dumper:
         self.thread.join(15)
         if self.error:
             raise InfraError("the screendump loop failed: " + self.error)
+        return self.frames
+
+    def close(self):
+        """QMP let go (QEMU takes one client at a time): another Dumper can connect."""
+        self.sock.close()
+
+    def until_exit(self, proc, timeout):
+        """Screendumps until QEMU (`proc`) exits, within `timeout` s: its QMP closing
+        ends the loop then, and only then."""
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise CheckFailed(f"QEMU did not exit within {timeout:.0f} s")
+        self.thread.join(15)
         return self.frames
 
     def kinds_since(self, t):

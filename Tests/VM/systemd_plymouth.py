@@ -73,6 +73,9 @@ CHECKS = ["plymouth: the boot shows plymouth's splash",
           "plymouth: the splash hands over to the lock screen with no other frame, and never comes back",
           "plymouth: plymouth quits only once the lock screen is shown",
           "plymouth: after the hand-over the lock screen takes the panel's touches"]
+POWEROFF_CHECK = ("plymouth: at a poweroff while locked, the lock screen stays until plymouth's poweroff splash,"
+                  " and never comes back")
+CHECKS.append(POWEROFF_CHECK)
 FAULT_CHECKS = ["plymouth fault: the boot shows plymouth's splash",
                 f"plymouth fault: plymouthd stops answering, then aborts, and the lock screen is shown within"
                 f" {RECOVER_S} s of its end, and never the splash again",
@@ -118,6 +121,11 @@ def splash_shown(img):
     return sum(1 for x, y in pts if near(img.pixel(x, y), SPLASH, 8)) >= 0.6 * len(pts)
 
 
+def shutdown_kind(img):
+    """A screendump at the poweroff: "splash", "lock" or "other"."""
+    return "splash" if splash_shown(img) else "lock" if lock_shown(img) else "other"
+
+
 def classifier():
     """Each screendump's kind: "before" until the first splash, then "splash", "lock" or
     "other"."""
@@ -160,6 +168,7 @@ class PlymouthBoot:
               timeout=150, check=False)
         time.sleep(HOLD_S)
         frames = self.dumper.stop()
+        self.dumper.close()
         self.t0 = t0
         return frames
 
@@ -304,7 +313,7 @@ class PlymouthBoot:
                     raise CheckFailed(f"a wrong pattern after the hand-over was not counted: {s[-1] if s else out}")
                 time.sleep(0.3)
 
-        for name, fn in zip(FAULT_CHECKS if self.fault else CHECKS, (splash, hand_over, order, touches)):
+        for name, fn in zip(FAULT_CHECKS if self.fault else CHECKS[:4], (splash, hand_over, order, touches)):
             self.run.record(name, fn)
         # The hand-over as the journal has it, in every boot: the unit's ExecStartPre
         # (plymouth deactivate), touchlockd's VT and DRM lines, plymouthd's end.
@@ -320,3 +329,29 @@ class PlymouthBoot:
                   " journalctl -b -k -o short-monotonic --no-pager | grep -i -e plymouth -e traps: -e segfault | tail -n 10;"
                   " grep -v -e ply-event-loop -e on_update /run/plymouth-trace.log | tail -n 60;"
                   " tail -n 15 /run/plymouth-trace.log", check=False)
+
+        def poweroff():
+            # Locked and shown (the checks above): the poweroff is asked for a second after
+            # this command has answered, and the screen watched until QEMU exits.
+            dumper = Dumper(g.qmp_path, g.workdir, kind=shutdown_kind, keep=("other",))
+            dumper.start()
+            t_ask = time.monotonic() + 1.0
+            g.run("systemd-run --quiet --on-active=1 systemctl poweroff")
+            frames = dumper.until_exit(g.proc, 120)
+            kinds = [k for _, k in frames]
+            if not kinds or kinds[0] != "lock":
+                raise CheckFailed(f"the screen before the poweroff was not the lock screen ({kinds[:1]})")
+            if "splash" not in kinds:
+                raise CheckFailed(f"plymouth's poweroff splash never showed ({len(kinds)} screendumps:"
+                                  f" {kinds.count('lock')} of the lock screen, {kinds.count('other')} other)")
+            s = kinds.index("splash")
+            if "lock" in kinds[s:]:
+                raise CheckFailed("the lock screen came back after plymouth's poweroff splash (a fight for the display)")
+            last_lock = max(i for i, k in enumerate(kinds) if k == "lock")
+            t_lock, t_splash = frames[last_lock][0], frames[s][0]
+            self.run.figure("plymouth boot: poweroff", f"the lock screen until {t_lock - t_ask:.1f} s after it was"
+                            f" asked for, {s - last_lock - 1} screendumps ({t_splash - t_lock:.1f} s) between it and"
+                            f" plymouth's splash, then {kinds[s:].count('splash')} of the splash")
+
+        if not self.fault:
+            self.run.record(POWEROFF_CHECK, poweroff)
