@@ -118,15 +118,29 @@ import TouchlockSystem
         let s0 = try switches()
         usleep(6_000_000)
         let s1 = try switches()
-        #expect(s1 == s0, "woken \(s1 - s0) times within a minute")
+        #expect(s1 == s0, "woken \(s1 - s0) times within a minute; \(wakeEvidence(d))")
         #expect(frames() == f0)
         // Past the next minute: one frame more.
         let wait = 60 - Int(WallClock.now()) % 60 + 1
         usleep(useconds_t(wait) * 1_000_000)
         #expect(frames() == f0 + 1, "\(frames() - f0) frames at the minute")
         let s2 = try switches()
-        #expect(s2 - s1 <= 3, "woken \(s2 - s1) times for one minute")
+        #expect(s2 - s1 <= 3, "woken \(s2 - s1) times for one minute; \(wakeEvidence(d))")
     }
+}
+
+/// What a daemon that should sleep is doing: its system calls sampled every 5 ms for 2 s
+/// (the number in /proc/PID/syscall, or "running"), tallied, and the end of its log.
+private func wakeEvidence(_ d: DaemonProcess) -> String {
+    var tally: [String: Int] = [:]
+    for _ in 0..<400 {
+        let call = fileText("/proc/\(d.pid)/syscall").split(separator: " ").first.map(String.init) ?? "gone"
+        tally[call, default: 0] += 1
+        usleep(5_000)
+    }
+    let calls = tally.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+    let log = d.log.split(separator: "\n").suffix(8).joined(separator: " | ")
+    return "system calls sampled: \(calls); log: \(log)"
 }
 
 /// A file's text, read with read(2) to its end (a /proc file has no size).
