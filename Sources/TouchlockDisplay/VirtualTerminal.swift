@@ -152,7 +152,7 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         ours.mode = CChar(VT_PROCESS)
         ours.relsig = Int16(releaseSignal)
         guard clinux_ioctl_pointer(t, UInt(VT_SETMODE), &ours) == 0 else {
-            Log.warning("terminal: VT \(n) is in graphics mode with nobody to answer for it, and cannot be taken over: \(Errno.current)")
+            Log.warning("terminal: VT \(n) has nobody to answer for its switches, and cannot be taken over: \(Errno.current)")
             close(t)
             return false
         }

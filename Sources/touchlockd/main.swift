@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 import TouchlockCommandLine
 import TouchlockConfig
@@ -133,10 +132,10 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
 /// plymouthd's pid file (plymouth-start.service's --pid-file), while it runs.
 let plymouthPIDFile = "/run/plymouth/pid"
 
-/// A boot splash that owns the VT on screen and dies in the middle of our switch (Debian
-/// 12's plymouthd 22.02 has been seen to abort there) leaves the switch pending until it
-/// is asked for again: its end (a pidfd) asks again at once, rather than after the
-/// switch's timeout.
+/// A boot splash that owns the VT on screen and ends in the middle of our switch (Debian
+/// 12's plymouthd 22.02 aborts at boot with an animated theme) leaves the switch pending:
+/// its end (a pidfd) takes its VT over and asks for ours again at once, rather than after
+/// the switch's timeout.
 private func watchSplash(_ loop: EventLoop, _ handoff: TerminalHandoff) {
     guard let (bytes, _) = try? FileContents.read(plymouthPIDFile, limit: 32),
           let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 1 else { return }

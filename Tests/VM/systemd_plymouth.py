@@ -122,7 +122,7 @@ def splash_shown(img):
 
 
 def shutdown_kind(img):
-    """A screendump at the poweroff: "splash", "lock" or "other"."""
+    """A screendump's kind: "splash", "lock" or "other" (the poweroff's, and the boot's once the splash was seen)."""
     return "splash" if splash_shown(img) else "lock" if lock_shown(img) else "other"
 
 
@@ -132,12 +132,10 @@ def classifier():
     seen = []
 
     def kind(img):
-        if splash_shown(img):
+        k = shutdown_kind(img)
+        if k == "splash":
             seen.append(True)
-            return "splash"
-        if not seen:
-            return "before"
-        return "lock" if lock_shown(img) else "other"
+        return k if seen else "before"
     return kind
 
 
