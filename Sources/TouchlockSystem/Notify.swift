@@ -1,5 +1,6 @@
 import Glibc
 import CLinux
+import TouchlockCore
 
 /// systemd's notify protocol (sd_notify) without libsystemd: one datagram to the socket
 /// named by $NOTIFY_SOCKET. Does nothing when not started by systemd.
@@ -20,6 +21,32 @@ public enum ServiceNotify {
     /// Takes the descriptors stored under `name` out of the store (systemd closes them).
     public static func removeStored(name: String) {
         send("FDSTOREREMOVE=1\nFDNAME=\(name)")
+    }
+
+    /// Waits until systemd has dealt with every message sent before (BARRIER=1, as
+    /// sd_notify_barrier does): it closes the descriptor sent with it once it has, seen
+    /// here as the pipe's end. Blocks for at most `timeout`; whether systemd answered. For
+    /// what must not go on before systemd has
+    /// acted: a stored descriptor it must have closed. True at once when not started by
+    /// systemd: there is nothing to wait for.
+    @discardableResult
+    public static func barrier(timeout: Interval) -> Bool {
+        guard let socket = getenv("NOTIFY_SOCKET"), socket.pointee != 0 else { return true }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return false }
+        let reading = FileDescriptor(adopting: ends[0])
+        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let sent = send("BARRIER=1", descriptor: ends[1])
+        close(ends[1])
+        guard sent else { return false }
+        var p = pollfd(fd: reading.rawValue, events: Int16(POLLIN), revents: 0)
+        let deadline = EventLoop.now() + timeout
+        while true {
+            let left = max(0, (deadline - EventLoop.now()).milliseconds)
+            let n = poll(&p, 1, Int32(min(left, Int64(Int32.max))))
+            if n > 0 { return p.revents & Int16(POLLHUP) != 0 }
+            if n == 0 || Errno.current != .interrupted { return false }
+        }
     }
 
     /// The descriptors systemd passed to this process ($LISTEN_FDS from 3, named by

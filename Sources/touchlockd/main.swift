@@ -41,7 +41,15 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
             if let fd { ServiceNotify.store(fd, name: name) }
         }
         keep(c.descriptor)
-        c.descriptorChanged = keep
+        c.descriptorChanged = { fd in
+            keep(fd)
+            // The descriptor before was closed here, but DRM master goes only once systemd
+            // has closed its copy too: nothing (the VT switch back to the kiosk, whose
+            // compositor logind then makes master) goes on before it has.
+            if !ServiceNotify.barrier(timeout: .milliseconds(1000)) {
+                Log.warning("drm: systemd did not confirm within 1 s that the descriptor before was taken out of its store")
+            }
+        }
         if let name = config.touchOutput, !c.outputs.contains(where: { $0.connectorName == name }) {
             Log.warning("[input] output = \(name): no such connected output (yet); panels go by their size, else to \(c.outputs[0].connectorName)")
         }

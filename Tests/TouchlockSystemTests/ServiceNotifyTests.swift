@@ -1,16 +1,17 @@
+import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TouchlockSystem
 
 /// systemd's side of the notify socket: a datagram socket bound where $NOTIFY_SOCKET says.
 @Suite(.serialized) struct ServiceNotifyTests {
-    @Test func aStoredDescriptorReachesTheNotifySocketAsTheSameOpenFile() throws {
+    /// A datagram socket bound in a new directory, named by $NOTIFY_SOCKET: systemd's end.
+    private func notifyServer() throws -> (dir: String, fd: Int32) {
         var template = Array("/tmp/touchlock-notify.XXXXXX".utf8CString)
         let dir = String(cString: try #require(mkdtemp(&template)))
-        defer { _ = system("rm -rf '\(dir)'") }
         let path = dir + "/notify"
         let server = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        defer { close(server) }
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
@@ -19,6 +20,13 @@ import TouchlockSystem
         }
         try #require(bound == 0)
         setenv("NOTIFY_SOCKET", path, 1)
+        return (dir, server)
+    }
+
+    @Test func aStoredDescriptorReachesTheNotifySocketAsTheSameOpenFile() throws {
+        let (dir, server) = try notifyServer()
+        defer { _ = system("rm -rf '\(dir)'") }
+        defer { close(server) }
         defer { unsetenv("NOTIFY_SOCKET") }
 
         let file = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -68,6 +76,48 @@ import TouchlockSystem
         close(stored.fds[0])
         let removed = receive()
         #expect(removed.text == "FDSTOREREMOVE=1\nFDNAME=card" && removed.fds.isEmpty)
+    }
+
+    /// BARRIER=1 comes with a pipe's end: the barrier holds until systemd's side has
+    /// closed it, and gives up after its timeout when nobody does.
+    @Test func aBarrierHoldsUntilSystemdClosesWhatCameWithIt() throws {
+        let (dir, server) = try notifyServer()
+        defer { _ = system("rm -rf '\(dir)'") }
+        defer { close(server) }
+        defer { unsetenv("NOTIFY_SOCKET") }
+        // Nobody reads: no answer within the timeout.
+        #expect(!ServiceNotify.barrier(timeout: .milliseconds(50)))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while recv(server, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}  // its datagram, and its descriptor, gone
+        // systemd's side on a thread: the datagram taken, then what came with it closed,
+        // and only then is the barrier passed.
+        final class Flag: Sendable { let value = Atomic<Bool>(false) }
+        let closed = Flag()
+        let systemd = Thread {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            var space = [UInt8](repeating: 0, count: 64)
+            let n = buffer.withUnsafeMutableBytes { b in
+                space.withUnsafeMutableBytes { c in
+                    var iov = iovec(iov_base: b.baseAddress, iov_len: b.count)
+                    return withUnsafeMutablePointer(to: &iov) { iovp in
+                        var msg = msghdr()
+                        msg.msg_iov = iovp
+                        msg.msg_iovlen = 1
+                        msg.msg_control = c.baseAddress
+                        msg.msg_controllen = c.count
+                        return recvmsg(server, &msg, Int32(MSG_CMSG_CLOEXEC))
+                    }
+                }
+            }
+            guard n > 0, String(decoding: buffer.prefix(n), as: UTF8.self) == "BARRIER=1" else { return }
+            usleep(100_000)
+            closed.value.store(true, ordering: .sequentiallyConsistent)
+            space.withUnsafeBytes { raw in close(raw.load(fromByteOffset: MemoryLayout<cmsghdr>.size, as: Int32.self)) }
+        }
+        systemd.start()
+        #expect(ServiceNotify.barrier(timeout: .milliseconds(10_000)))
+        let closedFirst = closed.value.load(ordering: .sequentiallyConsistent)
+        #expect(closedFirst)
     }
 
     @Test func descriptorsPassedToAnotherProcessAreNotTakenAndTheVariablesGo() {
