@@ -79,6 +79,20 @@ public struct Cover: Sendable {
         case answerLockRequests(refusal: String?)
         /// Tell subscribers the screen is the kiosk's again.
         case handedOver
+        /// The outputs were never taken (a start handed over): DRM master, which opening
+        /// the card gives when nobody holds it, is dropped at once, with no frame shown.
+        case letOutputsGo
+    }
+
+    /// What a daemon stopping now leaves behind (`exit`).
+    public enum Exit: Hashable, Sendable {
+        /// The lock screen stays until the daemon after this one takes it over: VT
+        /// switching stays locked (the kernel keeps it after the process), and the card,
+        /// with DRM master and the last frame, stays in systemd's descriptor store.
+        case stayCovered
+        /// The screen goes back to the kiosk: the card closed and taken out of the store,
+        /// VT switching unlocked.
+        case giveBack
     }
 
     /// What the executor reports, and the requests that reach the cover from outside the
@@ -143,7 +157,11 @@ public struct Cover: Sendable {
 
     /// The first frame is drawn: with a VT, ours is asked for (`inPlace`: after the
     /// outputs are taken on the VT on screen); without, the display is ours from the start.
+    /// Started handed over (unlocked before this start): the outputs are let go, so a
+    /// daemon that does not cover holds no DRM master (the kiosk's compositor, started
+    /// later, must be able to take the card).
     public mutating func start(inPlace: Bool = false) -> [Action] {
+        if case .uncovered = state, !outputsHeld { return [.letOutputsGo] }
         guard case .covering(.startup) = state else { return [] }
         guard hasTerminal else {
             transition(to: .covered, "start without a VT")
@@ -327,6 +345,13 @@ public struct Cover: Sendable {
         case .covering, .covered, .notCovered: true
         case .uncovering, .uncovered: false
         }
+    }
+
+    /// What a stop leaves (physlock's rule): locked, the screen stays covered through a
+    /// stop, a restart or an upgrade, whether another daemon follows or not; only an
+    /// explicit hand-back (`handBackAsked`: the package being removed) gives it back.
+    public func exit(handBackAsked: Bool) -> Exit {
+        keepsCoveredAtExit && !handBackAsked ? .stayCovered : .giveBack
     }
 
     /// Whether the lock screen is on the display, as status's `display` gives it (the raw

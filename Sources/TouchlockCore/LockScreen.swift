@@ -351,7 +351,7 @@ public struct LockScreen: Sendable {
         self.now = max(self.now, now)
         guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
         cover = Cover(hasTerminal: cover.hasTerminal, uncovered: true)
-        return [.redraw] + apply(power.handedOver(at: now), at: now)
+        return [.redraw] + coverActions(cover.start(), for: nil, at: now) + apply(power.handedOver(at: now), at: now)
     }
 
     /// Resumes a session restored from storage: arms the lockout deadline and countdown.
@@ -605,7 +605,7 @@ public struct LockScreen: Sendable {
                 out += displayRefused(purpose, why, at: now)
             case .lock:
                 out += lock(at: now)
-            case .showTerminal, .takeOutputs, .releaseOutputs, .handBackTerminal, .answerLockRequests, .handedOver:
+            case .showTerminal, .takeOutputs, .releaseOutputs, .handBackTerminal, .answerLockRequests, .handedOver, .letOutputsGo:
                 out.append(.cover(a))
             }
         }

@@ -104,6 +104,36 @@ public struct TerminalSwitch: Sendable {
         kiosk = returnTo == ours ? nil : returnTo
     }
 
+    /// What becomes of our VT when the daemon stops (`exit`).
+    public enum Exit: Hashable, Sendable {
+        /// Left as it is: shown, in VT_PROCESS and graphics mode, switching locked. The
+        /// kernel keeps all of it after the process has gone, so no Ctrl+Alt+Fn or chvt
+        /// shows another VT until the daemon after this one takes ours over (physlock's
+        /// rule).
+        case leaveLocked
+        /// Given back as the kernel keeps a VT nobody owns (VT_AUTO, text mode, switching
+        /// unlocked), then this VT shown, if any.
+        case restore(showing: Int?)
+    }
+
+    /// Our VT at a stop; `locked`: the screen stays covered (`Cover.exit`). Shown and
+    /// locked, it stays so; shown and unlocked, the kiosk's VT is shown again; else it is
+    /// only given back (a switch under way, or ours not on screen: nothing to keep).
+    public func exit(locked: Bool) -> Exit {
+        switch state {
+        case .foreground(let back):
+            if locked { return .leaveLocked }
+            guard let back, back != ours else { return .restore(showing: nil) }
+            return .restore(showing: back)
+        case .switchingOut(_, _, true):
+            // A lock came during the hand-back: its refusal of the release is what the
+            // kernel waits for, and ours is still shown.
+            return locked ? .leaveLocked : .restore(showing: nil)
+        case .background, .switchingIn, .switchingOut, .yielded:
+            return .restore(showing: nil)
+        }
+    }
+
     /// The VT the screen goes back to at the next hand-back, or nil: for the owner to keep
     /// across a restart.
     public var returnTarget: Int? {

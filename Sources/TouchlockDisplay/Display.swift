@@ -57,6 +57,10 @@ public protocol Display: AnyObject {
     /// buffers in reverse order). Safe to call twice.
     func shutdown()
 
+    /// Stops showing frames and leaves the screen as it is, the last frame on it (a stop
+    /// while locked, for the daemon after this one): nothing restored, nothing freed.
+    func leaveOnScreen()
+
     /// Whether this output's card is ours to drive now, with nobody's consent (DRM master
     /// held): at start, the display nobody else drives (a boot splash that let it go).
     var holdsMaster: Bool { get }
@@ -82,4 +86,6 @@ extension Display {
     public var holdsMaster: Bool { false }
     /// Nothing but us draws on a display without a master.
     public func showAgain() {}
+    /// A display nothing outlives (headless) just shuts down.
+    public func leaveOnScreen() { shutdown() }
 }

@@ -36,9 +36,6 @@ public final class DrmCard {
     private var sequence: UInt64 = 0
     /// Called after a re-probe changed the outputs (hotplug).
     public var onOutputsChanged: ((_ added: [DrmDisplay], _ removed: [DrmDisplay]) -> Void)?
-    /// Whether shutting down puts back the CRTCs as they were before us. Off while locked:
-    /// what was there before is the kiosk app's last frame.
-    public var restoresScreenAtShutdown = true
     /// Told the descriptor in use whenever it changes (opened again to become master) and
     /// nil when the card is closed: the daemon keeps it in systemd's descriptor store.
     public var descriptorChanged: ((Int32?) -> Void)?
@@ -455,6 +452,19 @@ public final class DrmCard {
     }
 
     // MARK: shutdown
+
+    /// The daemon stops while locked: the card is left as it is for the daemon after this
+    /// one. Nothing is torn down (no framebuffer removed, no CRTC given back) and nothing
+    /// is taken out of systemd's store: the store's copy of the descriptor keeps the file,
+    /// and with it DRM master and the lock screen's last frame on the screen. Page-flip
+    /// events are no longer read; `close` does nothing after it.
+    public func leaveOnScreen() {
+        if isClosed || closing { return }
+        isClosed = true
+        for o in outputs { o.leaveOnScreen() }
+        stopEvents()
+        Log.info("drm: \(path) left as it is (DRM master, the lock screen on it) for the daemon after this one")
+    }
 
     /// Tears every output down, newest first, then closes the card. Safe to call twice.
     public func close() {

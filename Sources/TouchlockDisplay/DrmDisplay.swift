@@ -361,6 +361,23 @@ public final class DrmDisplay: Display {
 
     // MARK: shutdown
 
+    /// Buffers left on the screen at a stop while locked (`leaveOnScreen`): never freed by
+    /// this process, which is about to exit; the kernel frees them with the card's file.
+    nonisolated(unsafe) private static var leftOnScreen: [DumbBuffer] = []
+
+    /// The daemon stops while locked: the output is left as it is, its frame on the screen
+    /// (its card's `leaveOnScreen` leaves the card too).
+    public func leaveOnScreen() {
+        if isShutDown { return }
+        isShutDown = true
+        if let id = flipTimer { loop.cancel(id) }
+        flipTimer = nil
+        if let id = paceTimer { loop.cancel(id) }
+        paceTimer = nil
+        Self.leftOnScreen += buffers
+        buffers = []
+    }
+
     public func shutdown() {
         if isShutDown { return }
         isShutDown = true
@@ -375,7 +392,7 @@ public final class DrmDisplay: Display {
 
         // Only what we still own is restored: after a hand-over (master dropped, or never
         // taken from the kiosk) or a loss the CRTC is someone else's, who repaints it.
-        if modeSet, state.isActive, card.holdsMaster, card.restoresScreenAtShutdown, var s = savedCrtc {
+        if modeSet, state.isActive, card.holdsMaster, var s = savedCrtc {
             let r: Int32
             if s.buffer_id != 0 && s.mode_valid != 0 {
                 r = drm.setCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)

@@ -23,6 +23,10 @@ public protocol VirtualTerminalDevice: AnyObject {
     /// Back to VT_AUTO and KD_TEXT, switching unlocked, then VT_ACTIVATE `back` if given;
     /// closes the terminal. Safe twice.
     func restore(showing back: Int?)
+    /// Closes the terminal leaving it as it is (VT_PROCESS, KD_GRAPHICS, shown), with
+    /// switching locked: the kernel keeps all of it after the process has gone, until the
+    /// daemon after this one opens it again. Any VT adopted is given back.
+    func leaveLocked()
     /// VT `n` is on screen in KD_GRAPHICS with nobody answering for its switches (VT_AUTO:
     /// plymouthd deactivated, or quit keeping its splash), which makes the kernel ignore
     /// every switch away from it: it is put in VT_PROCESS with our release signal, so that
@@ -194,6 +198,17 @@ public final class LinuxVirtualTerminal: VirtualTerminalDevice {
         if clinux_ioctl_pointer(t, UInt(VT_SETMODE), &auto) != 0 { Log.warning("terminal: ioctl(VT_SETMODE, VT_AUTO): \(Errno.current)") }
     }
 
+    public func leaveLocked() {
+        giveBackAdopted()
+        guard fd >= 0 else { return }
+        if !switchingLocked, clinux_ioctl_value(fd, UInt(VT_LOCKSWITCH), UInt(0)) != 0 {
+            Log.warning("terminal: ioctl(VT_LOCKSWITCH) at exit: \(Errno.current)")
+        }
+        close(fd)
+        fd = -1
+        Log.info("terminal: VT \(number) left shown with switching locked, for the daemon after this one")
+    }
+
     public func restore(showing back: Int?) {
         giveBackAdopted()
         guard fd >= 0 else { return }
@@ -345,17 +360,16 @@ public final class TerminalHandoff {
         }
     }
 
-    /// Gives everything back on exit: switching unlocked, and the kiosk's VT shown if ours
-    /// is and `handingBack` (not while locked: the screen stays covered through a restart,
-    /// and the daemon after this one hands back to the VT it keeps).
-    public func shutdown(handingBack: Bool = true) {
+    /// At exit: `locked` (the screen stays covered through a stop, a restart, an
+    /// upgrade), ours is left shown with switching locked, for the daemon after this one to
+    /// take over; else everything is given back, and the kiosk's VT shown if ours is.
+    public func shutdown(locked: Bool = false) {
         // VT_AUTO before VT_ACTIVATE: in VT_PROCESS the switch would wait for our answer to
         // the release signal, which the loop no longer reads, and a later VT_SETMODE cancels
         // a pending switch (the kiosk's VT was never shown again).
-        if handingBack, case .foreground(let back?) = machine.state, back != device.number {
-            device.restore(showing: back)
-        } else {
-            device.restore()
+        switch machine.exit(locked: locked) {
+        case .leaveLocked: device.leaveLocked()
+        case .restore(let back): device.restore(showing: back)
         }
     }
 }

@@ -51,6 +51,14 @@ public enum DurableFile {
         }
     }
 
+    /// Removes `path`; one that does not exist is no error.
+    public static func remove(_ path: String) throws(SystemError) {
+        do {
+            _ = try SystemCall.check("unlink", path) { unlink(path) }
+        } catch where error.errno == .noEntry {
+        }
+    }
+
     /// Makes `dir` with `mode`, and any missing parent with 0755 (from an initramfs even
     /// /var/lib may not exist yet).
     public static func makeDirectory(_ dir: String, mode: mode_t = 0o700) throws(SystemError) {

@@ -25,10 +25,13 @@ protocol Covering: AnyObject {
     /// `releaseOutputs`: each output once its frame clearing the screen is shown;
     /// `outputsReleased` follows when all have.
     func releaseOutputs()
+    /// `letOutputsGo`: the outputs, never taken, are let go at once (DRM master dropped
+    /// if opening the card gave it); nothing is reported.
+    func letOutputsGo()
     /// Keeps every touch and key from other programs, or lets them go.
     func holdInput(_ on: Bool)
     /// The daemon stops: the screen stays covered (locked) or goes back to the kiosk.
-    func shutdown(keepingCovered: Bool)
+    func shutdown(_ exit: Cover.Exit)
 }
 
 /// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
@@ -44,7 +47,8 @@ final class TerminalCovering: Covering {
     private let once: Bool
     /// Closes the DRM card the outputs are on, at shutdown.
     var closeCard: (() -> Void)?
-    /// At a shutdown while locked: nothing of what was on the screen before is restored.
+    /// At a stop while locked: the card left as it is, the lock screen on it, for the
+    /// daemon after this one (nothing torn down, nothing taken out of systemd's store).
     var keepCovered: (() -> Void)?
     var report: ((Cover.Event) -> Void)?
     /// The outputs were taken on another VT (a start in place) and ours has not been on
@@ -121,6 +125,10 @@ final class TerminalCovering: Covering {
         }
     }
 
+    func letOutputsGo() {
+        for p in presenters() { p.letGo() }
+    }
+
     /// Told by each presenter that has handed its output over; reports once all have
     /// (DRM master is dropped first: the kiosk cannot take it back while we hold it).
     private func outputReleased() {
@@ -130,14 +138,21 @@ final class TerminalCovering: Covering {
 
     func holdInput(_ on: Bool) { inputs()?.grab(on) }
 
-    func shutdown(keepingCovered covered: Bool) {
-        // Locked: the screen stays covered through a restart. Nothing of before (the app's
-        // last frame) is put back on the CRTC, and our VT stays shown; the daemon after
-        // this one takes it over (and a new boot starts locked anyway).
-        if covered { keepCovered?() }
-        // The card (and DRM master with it) goes before the VT is given back: the kiosk
-        // takes master when its VT is shown.
-        closeCard?()
-        terminal?.shutdown(handingBack: !covered)
+    func shutdown(_ exit: Cover.Exit) {
+        switch exit {
+        case .stayCovered:
+            // Locked: the screen stays covered through a stop, a restart or an upgrade.
+            // The card is not closed: its descriptor stays in systemd's store with DRM
+            // master and the lock screen's last frame (nothing of before is put back, no
+            // framebuffer removed), and our VT stays shown with switching locked; the
+            // daemon after this one takes both over.
+            keepCovered?()
+            terminal?.shutdown(locked: true)
+        case .giveBack:
+            // The card (and DRM master with it) goes before the VT is given back: the
+            // kiosk takes master when its VT is shown.
+            closeCard?()
+            terminal?.shutdown(locked: false)
+        }
     }
 }

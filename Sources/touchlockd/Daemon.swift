@@ -55,8 +55,12 @@ final class Daemon {
     private let terminalAbsence: String?
     /// Closes the DRM card the outputs are on, at shutdown.
     var closeCard: (() -> Void)?
-    /// At a shutdown while locked: nothing of what was on the screen before is restored.
+    /// At a stop while locked: the card left as it is, the lock screen on it, for the
+    /// daemon after this one (nothing torn down, nothing taken out of systemd's store).
     var keepCovered: (() -> Void)?
+    /// Whether this stop is to give the screen back even while locked (the package being
+    /// removed), asked once, at the stop.
+    private let handBackAsked: () -> Bool
     /// The backlights that go off with the screen, by output (`[display] backlight`).
     var backlights: [String: Backlight] = [:]
     /// Counted since the start, for the metrics.
@@ -103,6 +107,13 @@ final class Daemon {
          covering: (any Covering)? = nil) {
         self.config = config
         self.runtime = runtime
+        if let runtime {
+            // A marker left from a removal that did not happen is no longer asked for.
+            do { try DurableFile.remove(runtime.handBackPath) } catch { Log.warning("\(error)") }
+            handBackAsked = { runtime.takeHandBack() }
+        } else {
+            handBackAsked = { false }
+        }
         var runtimeRecord = runtimeRecord
         runtimeRecord.ownVT = terminal?.number
         runtimeRecord.returnVT = terminal?.returnTarget ?? runtimeRecord.returnVT
@@ -365,6 +376,8 @@ final class Daemon {
             covering.takeOutputs()
         case .releaseOutputs:
             covering.releaseOutputs()
+        case .letOutputsGo:
+            covering.letOutputsGo()
         case .handBackTerminal:
             covering.handBackTerminal()
         case .displayTaken, .displayRefused, .lock:
@@ -695,11 +708,22 @@ final class Daemon {
         for b in backlights.values { b.switchOn() }
         textfile?.flush()
         textImageFile.save(textImages)
-        // Torn down in reverse order of setup.
-        for m in mirrors.reversed() { m.presenter.shutdown() }
-        presenter.shutdown()
-        // Locked: the screen stays covered through a restart.
-        covering.shutdown(keepingCovered: lock.cover.keepsCoveredAtExit)
+        // Locked: the screen stays covered through a stop, a restart, an upgrade, with
+        // the outputs as they are (their last frame on the screen); only a removal of
+        // the package asks for the hand-back.
+        let exit = lock.cover.exit(handBackAsked: handBackAsked())
+        Log.info(exit == .stayCovered ? "stopping while locked: the lock screen stays on the screen, VT switching locked"
+                                      : "stopping: the display goes back")
+        switch exit {
+        case .giveBack:
+            // Torn down in reverse order of setup.
+            for m in mirrors.reversed() { m.presenter.shutdown() }
+            presenter.shutdown()
+        case .stayCovered:
+            for m in mirrors.reversed() { m.presenter.leaveOnScreen() }
+            presenter.leaveOnScreen()
+        }
+        covering.shutdown(exit)
         verifier.shutdown()
     }
 }

@@ -121,6 +121,13 @@ final class Presenter {
         settle()
     }
 
+    /// Hands the display over at once, nothing shown (it never was: a start handed over).
+    func letGo() {
+        releasePending = false
+        do { try display.release() } catch { Log.warning("cannot drop DRM master: \(error)") }
+        released = true
+    }
+
     /// Runs `f` once what is drawn now is on the screen: at once when nothing waits to be
     /// shown, or nothing can be (handed over, blank, the output lost).
     func whenShown(_ f: @escaping () -> Void) {
@@ -246,6 +253,14 @@ final class Presenter {
         }
         if drawHeld { draw() } else { presentIfIdle() }
         runShownWaiters()
+    }
+
+    /// Stops drawing, the last frame left on the screen (a stop while locked).
+    func leaveOnScreen() {
+        display.leaveOnScreen()
+        let run = shownWaiters
+        shownWaiters = []
+        for f in run { f() }
     }
 
     func shutdown() {

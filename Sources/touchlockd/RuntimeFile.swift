@@ -12,6 +12,29 @@ struct RuntimeFile {
         path = (socketPath.hasSuffix(".sock") ? String(socketPath.dropLast(5)) : socketPath) + ".runtime"
     }
 
+    /// The hand-back marker, beside the record (/run/touchlock/touchlock.hand-back): the
+    /// package's prerm makes it before a removal stops the daemon, which then gives the
+    /// screen back even while locked (with no lock screen to come, a machine left with VT
+    /// switching locked would stay unusable).
+    var handBackPath: String { String(path.dropLast(".runtime".count)) + ".hand-back" }
+
+    /// Whether the marker is there, root's and written by nobody else; taken away either
+    /// way, so that it counts for one stop only.
+    func takeHandBack() -> Bool {
+        let info: FileContents.Info?
+        do { info = try DurableFile.readWithOwner(handBackPath)?.info } catch {
+            Log.warning("\(error)")
+            info = nil
+        }
+        do { try DurableFile.remove(handBackPath) } catch { Log.warning("\(error)") }
+        guard let info else { return false }
+        if let why = StateStore.distrust(handBackPath, file: info) {
+            Log.warning("\(why): not followed")
+            return false
+        }
+        return true
+    }
+
     /// The record the daemon before this one left; a missing, unreadable or untrusted one
     /// reads as locked.
     func load() -> RuntimeRecord {

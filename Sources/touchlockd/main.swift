@@ -21,9 +21,11 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
     let rotation = config.displayRotation
     func drm() throws(SystemError) -> [Display] {
         // The card's descriptor is kept in systemd's store (FileDescriptorStoreMax=): a
-        // daemon restarted after a crash or the watchdog's kill gets it back with DRM
-        // master and the lock screen still on the screen, instead of a dark screen until
-        // its first frame. A clean stop takes it out of the store.
+        // daemon restarted (after a crash, the watchdog's kill, a stop while locked: an
+        // upgrade, `systemctl restart`) gets it back with DRM master and the lock screen
+        // still on the screen, instead of a dark screen until its first frame. A stop
+        // while locked leaves it there (systemd >= 254 keeps the store across a restart:
+        // FileDescriptorStorePreserve=restart); one that gives the screen back takes it out.
         var kept: (path: String, fd: Int32)?
         for (name, fd) in ServiceNotify.takeStored() {
             if name.hasPrefix("drm-card") && kept == nil { kept = ("/dev/dri/" + name.dropFirst(4), fd) } else {
@@ -307,7 +309,7 @@ func main() {
         daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
-        daemon.keepCovered = { card?.restoresScreenAtShutdown = false }
+        daemon.keepCovered = { card?.leaveOnScreen() }
         // Only a KMS output's panel has a backlight of its own (never a headless display's).
         for d in displays where d is DrmDisplay {
             if let b = Backlight.find(config.backlight, connector: d.name) { daemon.backlights[d.name] = b }

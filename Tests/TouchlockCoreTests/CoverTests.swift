@@ -5,6 +5,33 @@ import Testing
 /// it, without a kernel: each event a VT switch, DRM master or a client brings, and what
 /// the daemon is asked to do next.
 @Suite struct CoverTests {
+    /// Started handed over (a restart while unlocked, nobody holding the card): the
+    /// outputs are let go at once, so the daemon holds no DRM master while the kiosk's
+    /// compositor may start and take the card; a lock takes them back.
+    @Test func aStartHandedOverLetsTheOutputsGo() {
+        var c = Cover(hasTerminal: true, uncovered: true)
+        #expect(c.start() == [.letOutputsGo])
+        #expect(c.state == .uncovered && !c.outputsHeld && c.display(outputLost: false) == .handedOver)
+        #expect(c.coverAsked(for: .lock) == [.showTerminal])
+        var noVT = Cover(hasTerminal: false, uncovered: true)
+        #expect(noVT.start() == [.letOutputsGo])
+    }
+
+    /// Physlock's rule: locked, a stop leaves the screen covered (VT switching locked, the
+    /// card kept in systemd's store), whether a restart follows or not; only an explicit
+    /// hand-back (the package being removed) gives it back, and unlocked it always goes.
+    @Test func aStopWhileLockedStaysCoveredUnlessAHandBackIsAsked() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
+        #expect(c.exit(handBackAsked: false) == .stayCovered)
+        #expect(c.exit(handBackAsked: true) == .giveBack)
+        var failed = Cover(hasTerminal: true)
+        _ = failed.start(); _ = failed.terminalFailed("busy")
+        #expect(failed.exit(handBackAsked: false) == .stayCovered)
+        let unlocked = Cover(hasTerminal: true, uncovered: true)
+        #expect(unlocked.exit(handBackAsked: false) == .giveBack)
+    }
+
     /// Locked from the start over a kiosk: our VT first, then the outputs.
     @Test func aStartOnAVTSwitchesThenTakesTheOutputs() {
         var c = Cover(hasTerminal: true)
@@ -177,10 +204,11 @@ import Testing
         #expect(c.settle().isEmpty)  // once
     }
 
-    /// Restarted while unlocked: the kiosk keeps the screen, nothing is taken at start.
+    /// Restarted while unlocked: the kiosk keeps the screen, nothing is taken at start (and
+    /// whatever opening the card gave is let go).
     @Test func aDaemonStartedUnlockedTakesNothing() {
         var c = Cover(hasTerminal: true, uncovered: true)
-        #expect(c.start().isEmpty)
+        #expect(c.start() == [.letOutputsGo])
         #expect(c.display(outputLost: false) == .handedOver && !c.keepsCoveredAtExit)
     }
 

@@ -97,7 +97,8 @@ import Testing
         var s = makeScreen()
         s.idleLock = .milliseconds(30_000)
         let actions = s.beginHandedOver(unlockedBy: .pattern, since: at(1_000), at: at(5_000_000))
-        #expect(actions == [.redraw, .armTimer(at(5_000_000) + .milliseconds(30_000))])
+        // The outputs are let go: DRM master, if opening the card gave it, is not kept.
+        #expect(actions == [.redraw, .cover(.letOutputsGo), .armTimer(at(5_000_000) + .milliseconds(30_000))])
         #expect(s.session.state == .unlocked(.pattern, at: at(1_000)) && s.hold == .released)
         // A lock then takes the display first, as after any unlock.
         #expect(s.lock(at: at(6_000_000)) == [.cover(.takeOutputs)])

@@ -23,6 +23,26 @@ import Testing
         #expect(t.state == .foreground(returnTo: 1))
     }
 
+    /// A stop while locked (a restart, an upgrade, an operator's stop) leaves ours shown
+    /// with switching locked, for the daemon after this one: Ctrl+Alt+F1 or chvt in between
+    /// shows nothing else. Unlocked, or with ours not on screen, everything goes back.
+    @Test func aStopWhileLockedLeavesSwitchingLocked() {
+        var t = TerminalSwitch(ours: 7)
+        #expect(t.exit(locked: true) == .restore(showing: nil))  // ours never shown
+        _ = t.show(active: 1, at: ms(0))
+        #expect(t.exit(locked: true) == .restore(showing: nil))  // not shown yet
+        _ = t.acquired(at: ms(50))
+        #expect(t.exit(locked: true) == .leaveLocked)
+        #expect(t.exit(locked: false) == .restore(showing: 1))
+        _ = t.handBack(at: ms(1000))
+        _ = t.releaseRequested(at: ms(1050))
+        #expect(t.exit(locked: true) == .restore(showing: nil))  // the kiosk's VT is shown
+        // Restarted over ours still shown (nothing known to return to): kept locked too.
+        var restarted = TerminalSwitch(ours: 7)
+        _ = restarted.show(active: 7, at: ms(0))
+        #expect(restarted.exit(locked: true) == .leaveLocked)
+    }
+
     @Test func theHandBackUnlocksSwitchingThenActivatesTheKiosksVTAndAllowsOurRelease() {
         var t = TerminalSwitch(ours: 7)
         _ = t.show(active: 1, at: ms(0))

@@ -27,6 +27,10 @@ final class RecordingTerminal: VirtualTerminalDevice {
         calls.append(back.map { "restore, activate \($0)" } ?? "restore")
         locked = false
     }
+    func leaveLocked() {
+        calls.append("leave locked")
+        locked = true
+    }
     /// The VTs asked to be answered for (apart from the ioctls, which it does not record).
     var adoptions: [String] = []
     func adoptIfSwitchesIgnored(_ n: Int, ownerEnded: Bool) -> Bool {

@@ -48,6 +48,7 @@ final class KioskTerminals: VirtualTerminalDevice {
         calls.append(back.map { "restore, activate \($0)" } ?? "restore")
         if let back { active = back }
     }
+    func leaveLocked() { calls.append("leave locked") }
 
     /// VT_ACTIVATEs asked, in order.
     var activations: [String] { calls.filter { $0.hasPrefix("activate") } }
@@ -202,6 +203,7 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
                             terminal: covering == nil ? handoff : nil, others: Array(drm.outputs.dropFirst()),
                             runtime: runtime, runtimeRecord: record, covering: covering)
         daemon.closeCard = { drm.close() }
+        daemon.keepCovered = { drm.leaveOnScreen() }
         let made = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime,
                               switchTimers: early)
         rig = made
@@ -238,7 +240,8 @@ final class RecordedCovering: Covering {
         report?(.outputsReleased)
     }
     func holdInput(_ on: Bool) { calls.append(on ? "hold input" : "release input") }
-    func shutdown(keepingCovered: Bool) { calls.append(keepingCovered ? "exit covered" : "exit uncovered") }
+    func letOutputsGo() { calls.append("let outputs go") }
+    func shutdown(_ exit: Cover.Exit) { calls.append(exit == .stayCovered ? "exit covered" : "exit uncovered") }
 }
 
 @Suite(.enabled(if: SystemCalls.isReplaceable, "the syscall tables are replaceable in debug builds only"))
@@ -537,14 +540,55 @@ struct DaemonHandoffTests {
     /// Stopped while locked (a restart, an upgrade): our VT is let go without showing the
     /// kiosk's, so nothing of the kiosk's screen shows until the daemon after this one
     /// covers it again.
+    /// The card is not closed either: its descriptor stays in systemd's store with DRM
+    /// master and the lock screen's framebuffer (none removed), and switching stays locked,
+    /// so neither Ctrl+Alt+F1 nor the kiosk's compositor gets the screen before the daemon
+    /// after this one takes both over.
     @Test func aStopWhileLockedLeavesOurVTOnTheScreen() throws {
         try withDaemon(compositorHoldsMaster: false) { r in
             try r.switchCompletes()
             let shown = try r.turn { r.ourFrameShown }
             #expect(shown)
+            let before = r.vt.calls.count
             r.stop()
-            #expect(r.vt.calls.last == "restore" && r.vt.active == 8)
-            #expect(r.card.trace.last == "close")
+            #expect(r.vt.calls.dropFirst(before) == ["leave locked"] && r.vt.active == 8)
+            #expect(r.card.master && !r.card.trace.contains("close") && !r.card.trace.contains { $0.hasPrefix("drmModeRmFB") })
+        }
+    }
+
+    /// A removal of the package (its prerm leaves the hand-back marker) gives the screen
+    /// back even while locked: no lock screen is to come, and a machine left with switching
+    /// locked would be unusable. The marker counts for that stop only.
+    @Test func aStopForARemovalGivesTheScreenBackWhileLocked() throws {
+        try withDaemon(compositorHoldsMaster: false) { r in
+            try r.switchCompletes()
+            let shown = try r.turn { r.ourFrameShown }
+            #expect(shown)
+            try DurableFile.replace(r.runtime.handBackPath, with: [])
+            r.stop()
+            #expect(r.vt.calls.last == "restore, activate 1" && r.card.trace.last == "close")
+            #expect(access(r.runtime.handBackPath, F_OK) != 0)
+        }
+    }
+
+    /// Restarted while unlocked with nobody holding the card (the kiosk stopped for
+    /// maintenance): opening the card made the daemon DRM master; it drops it at once, so
+    /// the kiosk's compositor can take the card when it starts. A lock takes it back.
+    @Test func aRestartWhileUnlockedWithTheCardFreeKeepsNoMaster() throws {
+        var before = RuntimeRecord()
+        before.ownVT = 8
+        before.returnVT = 1
+        before.unlocked = (.pattern, EventLoop.now())
+        try withDaemon(compositorHoldsMaster: false, record: before) { r in
+            let handedOver = try r.turn { r.status.display == .handedOver }
+            #expect(handedOver)
+            #expect(!r.card.master && r.vt.activations.isEmpty)
+            #expect(r.status.state == .unlocked)
+            let reply = r.lock()
+            r.handoff.acquireSignal()
+            let locked = try r.turn { reply() != nil && r.ourFrameShown }
+            #expect(locked)
+            #expect(answered(reply()) == .locked && r.card.master && r.status.display == .shown)
         }
     }
 
