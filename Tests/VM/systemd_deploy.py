@@ -30,6 +30,14 @@ Checks:
              unit's store) the lock screen never leaves the screen at all; in both: the kiosk is not stopped (same cage
              and app PIDs, its marks kept), `touchlockctl lock` covers it afterwards, and
              the right pattern gives the app back, which takes touches.
+             Through `restart` and `upgrade` while locked, Ctrl+Alt+F1 is pressed (QMP
+             send-key) every 150 ms between the screendumps: VT switching stays locked
+             from the lock to its unlock, through the stop and the next daemon's start, so
+             it never shows tty1 (checked: keys were sent, and touchlockd's VT is still the
+             active one after the event).
+  kiosk restart  the kiosk stopped (cage@tty1), touchlockd restarted while unlocked: it holds
+             no DRM master (status handed_over), so cage@tty1 started again shows the app
+             and a touch reaches it.
   no card    `touchlockd --display auto` with no card visible (systemd-run, PrivateDevices=)
              exits non-zero, never saying a frame was shown.
   retry      a `lock` while the VT owner (systemd-logind, which holds the kiosk's VT in
@@ -76,6 +84,13 @@ EVENT_CHECKS_LOCKED = ["no screendump shows the app", "no touch reaches the app"
 # descriptor store, so the last frame stays on the screen until the next daemon's first.
 KEPT_ON_SCREEN = ("kill -9", "kill -STOP")
 KEPT_CHECK = "the lock screen never leaves the screen (the card kept in systemd's store)"
+# Stops while locked through which Ctrl+Alt+F1 is pressed again and again: VT switching stays
+# locked from the lock to its unlock (the kernel keeps VT_LOCKSWITCH after the process).
+KEYS_DURING = ("restart", "upgrade")
+KEYS_EVERY_S = 0.15
+KEYS_CHECK = f"Ctrl+Alt+F1 every {KEYS_EVERY_S * 1000:.0f} ms through it switches nothing (touchlockd's VT still active)"
+KIOSK_RESTART = ("kiosk restart: with cage@tty1 stopped, touchlockd restarted while unlocked holds no DRM master;"
+                 " cage@tty1 started again shows the app, which takes touches")
 EVENT_CHECKS = ["the kiosk is not stopped (same cage and app PIDs, marks kept)",
                 "touchlockctl lock covers the app afterwards",
                 "the right pattern gives the app back and it takes touches"]
@@ -85,9 +100,11 @@ def check_names():
     names = ["kiosk: cage@tty1's session is active on tty1, the app is on screen and takes touches"]
     for locked in (True, False):
         for ev, _, _ in EVENTS:
-            for c in ((EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if ev in KEPT_ON_SCREEN else [])) if locked else []) + EVENT_CHECKS:
+            for c in ((EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if ev in KEPT_ON_SCREEN else [])
+                       + ([KEYS_CHECK] if ev in KEYS_DURING else [])) if locked else []) + EVENT_CHECKS:
                 names.append(f"[{ev}, {'locked' if locked else 'unlocked'}] {c}")
-    names += ["no card: touchlockd --display auto with no card exits non-zero",
+    names += [KIOSK_RESTART,
+              "no card: touchlockd --display auto with no card exits non-zero",
               "retry: a lock refused while the VT owner is stopped is taken once it resumes"]
     return names
 
@@ -172,7 +189,10 @@ class Dumper:
         with open(path, "rb") as f:
             return Image.from_ppm(f.read())
 
-    def start(self):
+    def start(self, keys=False):
+        """keys: Ctrl+Alt+F1 is pressed every KEYS_EVERY_S between the screendumps."""
+        self.keys = keys
+        self.keys_sent = 0
         self.frames = []          # (host time, kind)
         self.first_app = None     # the first screendump showing the app, kept as evidence
         self.kept = {}            # kind -> its first screendump, for the kinds in keep
@@ -184,9 +204,16 @@ class Dumper:
 
     def _loop(self):
         n = 0
+        next_key = time.monotonic()
+        ctrl_alt_f1 = {"execute": "send-key", "arguments": {"keys": [
+            {"type": "qcode", "data": "ctrl"}, {"type": "qcode", "data": "alt"}, {"type": "qcode", "data": "f1"}]}}
         try:
             while not self.stopping:
                 t = time.monotonic()
+                if self.keys and t >= next_key:
+                    self._cmd(ctrl_alt_f1)
+                    self.keys_sent += 1
+                    next_key = t + KEYS_EVERY_S
                 img = self.dump(n)
                 kind = self.kind(img)
                 self.frames.append(((t + time.monotonic()) / 2, kind))
@@ -512,7 +539,9 @@ class Deploy:
         g = self.g
         tag = f"[{name}, {'locked' if locked else 'unlocked'}]"
         kept_check = locked and name in KEPT_ON_SCREEN
-        checks = [f"{tag} {c}" for c in (EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if kept_check else []) if locked else [])
+        keys = locked and name in KEYS_DURING
+        checks = [f"{tag} {c}" for c in (EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if kept_check else [])
+                                         + ([KEYS_CHECK] if keys else []) if locked else [])
                   + EVENT_CHECKS]
         row = {"event": tag[1:-1], "locked": locked}
         self.table.append(row)
@@ -543,7 +572,7 @@ class Deploy:
             return
 
         since = g.mark()
-        self.dumper.start()
+        self.dumper.start(keys=keys)
         time.sleep(0.3)
         t0 = time.monotonic()
         _, out = g.run(f"cat /tmp/touches >&3; {{ timeout 150 sh -c '{cmd}'; echo \"@@event-rc $?\"; }} </dev/null 2>&1"
@@ -572,6 +601,7 @@ class Deploy:
                 break
             time.sleep(0.2)
         frames = self.dumper.stop()
+        keys_sent = self.dumper.keys_sent
         first_app, last = self.dumper.first_app, self.dumper.last
         t_end = time.monotonic()
 
@@ -585,7 +615,7 @@ class Deploy:
             "dumps": n, "mean_ms": 1000 * sum(intervals) / len(intervals) if intervals else 0,
             "max_ms": 1000 * max(intervals) if intervals else 0, "app_dumps": len(app_frames),
             "off_s": longest, "never_back": never_back, "rc": rc,
-            "new_pid_s": (t_new - t0) if t_new else None, "event_s": t_done - t0,
+            "new_pid_s": (t_new - t0) if t_new else None, "event_s": t_done - t0, "keys": keys_sent,
         })
         kinds = {k: sum(1 for _, kk in frames if kk == k) for k in ("lock", "app", "other")}
         print(f"vm-systemd: {tag} `{cmd}` exited {rc} after {t_done - t0:.1f} s; main PID {old} -> "
@@ -593,7 +623,7 @@ class Deploy:
               f" {row['mean_ms']:.0f} ms (max {row['max_ms']:.0f}): {kinds['lock']} lock screen,"
               f" {kinds['app']} app, {kinds['other']} other; lock screen off "
               + (", ".join(f"at {a:.2f} s for {d:.2f} s" if d is not None else f"from {a:.2f} s on" for a, d in off)
-                 or "never"), flush=True)
+                 or "never") + (f"; Ctrl+Alt+F1 sent {keys_sent} times" if keys else ""), flush=True)
         if rc != "0":
             print(f"vm-systemd: {tag} output: " + " | ".join(out[-12:]), flush=True)
         slug = re.sub(r"[^a-z0-9]+", "-", tag.lower()).strip("-")
@@ -669,6 +699,15 @@ class Deploy:
             img, _ = self.strokes_until_marked(f"{tag} after the unlock", self.take_cells(3))
             self.marks = marks(img, RECT)
 
+        vt_after = self.active_vt()
+        if keys:
+            def keys_switch_nothing():
+                if keys_sent < 5:
+                    raise CheckFailed(f"Ctrl+Alt+F1 was sent {keys_sent} times only")
+                if vt_after != "tty8":
+                    raise CheckFailed(f"after {keys_sent} Ctrl+Alt+F1 the active VT is {vt_after}, not touchlockd's tty8")
+            record(KEYS_CHECK, keys_switch_nothing)
+
         # lock covers afterwards, then the pattern; the touches and the kiosk's PIDs are
         # judged on the app given back.
         st = self.status(check=False)
@@ -701,6 +740,35 @@ class Deploy:
         # Reorder the results as the names are listed.
 
     # -- the rest
+
+    def kiosk_restart(self):
+        """The kiosk stopped for maintenance, touchlockd restarted while unlocked (nobody
+        holds the card then), the kiosk started again: it must be able to take the card."""
+        g = self.g
+        self.ensure_kiosk("the kiosk restart")
+        g.run(f"timeout 30 systemctl stop {KIOSK}", timeout=40, check=False)
+        old = self.main_pid()
+        g.run("timeout 50 systemctl restart touchlockd", timeout=60, check=False)
+        new = self.main_pid()
+        st = self.status()
+        _, clients = g.run("cat /sys/kernel/debug/dri/0/clients 2>/dev/null | tr -s ' '", check=False)
+        print(f"vm-systemd: kiosk restart: touchlockd {old} -> {new}, status {json.dumps(st)}; DRM clients: "
+              + " | ".join(clients), flush=True)
+        if not new or new == old or st["state"] != "unlocked" or st.get("display") != "handed_over":
+            raise CheckFailed(f"touchlockd after its restart while unlocked: PID {old} -> {new}, status {json.dumps(st)}")
+        t = time.monotonic()
+        g.run(f"systemctl reset-failed {KIOSK}; systemctl start --no-block {KIOSK}", check=False)
+        try:
+            img = self.poll(self.want_app, 30, "the app after cage@tty1 started again", name="deploy-kiosk-restart.png")
+        except CheckFailed:
+            self.diagnose()
+            raise
+        print(f"vm-systemd: kiosk restart: the app shown {time.monotonic() - t:.1f} s after cage@tty1 was started",
+              flush=True)
+        save(self.out, "deploy-kiosk-restart.png", img)
+        img, _ = self.strokes_until_marked("a touch on the app started again", self.take_cells(3))
+        self.kiosk = self.kiosk_pids()
+        self.marks = marks(img, RECT)
 
     def no_card(self):
         g = self.g
@@ -759,6 +827,7 @@ class Deploy:
         for locked in (True, False):
             for name, cmd, seconds in EVENTS:
                 self.event(name, cmd, seconds, locked)
+        self.run.record(KIOSK_RESTART, self.kiosk_restart)
         self.run.record(names[-2], self.no_card)
         self.run.record(names[-1], self.retry)
         # logind's Lock and sleeps (systemd_logind.py).
@@ -775,7 +844,7 @@ class Deploy:
               " app did not come back or was started again); the longest time the lock screen was off the screen"
               " (where it was locked; > 3: over the 3 s target); the event's exit status; seconds to the new main PID):", flush=True)
         print(f"vm-systemd: | {'event':<22} | dumps | every ms (max) | app shown | touches reached | lock off s"
-              f" | rc | new PID after s |")
+              f" | rc | new PID after s | Ctrl+Alt+F1 |")
         for r in self.table:
             if "dumps" not in r:
                 print(f"vm-systemd: | {r['event']:<22} | not run |")
@@ -785,4 +854,5 @@ class Deploy:
                    + ("" if r["off_s"] <= LOCK_BACK_S else " > 3")) if r["locked"] else "-"
             new = "none" if r["new_pid_s"] is None else f"{r['new_pid_s']:.1f}"
             print(f"vm-systemd: | {r['event']:<22} | {r['dumps']:5d} | {r['mean_ms']:5.0f} ({r['max_ms']:4.0f})   |"
-                  f" {r['app_dumps']:9d} | {touched:>15} | {off:>10} | {r['rc']:>2} | {new:>15} |", flush=True)
+                  f" {r['app_dumps']:9d} | {touched:>15} | {off:>10} | {r['rc']:>2} | {new:>15} |"
+                  f" {r['keys'] or '-':>11} |", flush=True)
