@@ -109,10 +109,6 @@ install: all
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service
 	$(INSTALL) -Dm644 $(GEN)/touchlock-splash-quit.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service
-	for u in poweroff reboot halt kexec; do \
-		$(INSTALL) -Dm644 systemd/plymouth-shutdown.service.d/touchlock.conf \
-			$(DESTDIR)$(SYSTEMDUNITDIR)/plymouth-$$u.service.d/touchlock.conf || exit 1; \
-	done
 	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/touchlock.conf
@@ -148,10 +144,6 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/plymouth-poweroff.service.d/touchlock.conf \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/plymouth-reboot.service.d/touchlock.conf \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/plymouth-halt.service.d/touchlock.conf \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/plymouth-kexec.service.d/touchlock.conf \
 		$(DESTDIR)$(SYSUSERSDIR)/touchlock.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf \
 		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \
