@@ -23,6 +23,15 @@ public enum ControlClientError: Error, CustomStringConvertible {
     }
 }
 
+extension ErrorCode {
+    /// The refusals that say "not now" rather than "no": the server was full
+    /// (`too_many_clients`), busy, could not build the reply, or closed an idle client.
+    /// The same request on a new connection later may succeed.
+    public var isTransient: Bool {
+        self == .tooManyClients || self == .busy || self == .internal || self == .idleTimeout
+    }
+}
+
 /// A blocking client of the control socket, for touchlockctl and tests.
 ///
 /// `request` sends a request and returns its reply line; event lines that arrive first
