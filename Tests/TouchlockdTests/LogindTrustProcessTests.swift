@@ -43,6 +43,22 @@ final class PrivateSystemBus {
             }
             usleep(5000)
         }
+        try startStandin()
+    }
+
+    deinit {
+        stopStandin()
+        try? busDaemon.signal(SIGKILL)
+        _ = try? busDaemon.wait()
+        _ = system("rm -rf '\(dir)'")
+    }
+
+    /// The stand-in's unique name on the bus.
+    private(set) var logindName = ""
+
+    /// Starts the stand-in logind; once it owns org.freedesktop.login1, its unique name is
+    /// `logindName`.
+    func startStandin() throws {
         var input: [Int32] = [0, 0], output: [Int32] = [0, 0]
         guard pipe(&input) == 0, pipe(&output) == 0 else { throw SystemError("pipe", .current) }
         for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -53,20 +69,25 @@ final class PrivateSystemBus {
         close(output[1])
         toStandin = input[1]
         fromStandin = output[0]
+        pending = []
         let ready = try line(timeout: 20_000)
-        guard ready.hasPrefix("ready ") else {
+        guard ready.hasPrefix("ready :") else {
             throw SystemError("logind_standin.py", Errno(rawValue: EIO), "\(ready): \(text(dir + "/standin.log"))")
         }
+        logindName = String(ready.dropFirst("ready ".count))
     }
 
-    deinit {
+    /// Stops the stand-in, as logind stops when it is restarted.
+    func stopStandin() {
         if toStandin >= 0 { close(toStandin) }
         if fromStandin >= 0 { close(fromStandin) }
-        for child in [standin, busDaemon].compactMap({ $0 }) {
-            try? child.signal(SIGKILL)
-            _ = try? child.wait()
+        toStandin = -1
+        fromStandin = -1
+        if let standin {
+            try? standin.signal(SIGKILL)
+            _ = try? standin.wait()
         }
-        _ = system("rm -rf '\(dir)'")
+        standin = nil
     }
 
     /// The stand-in's answer to `command`.
@@ -261,6 +282,16 @@ private func text(_ path: String) -> String {
             try settle(d, bus)
             #expect(try staysUnlocked(d, ms: 1000), "\(d.log)")
         }
+
+        // logind restarted: the new one is followed (the bus's NameOwnerChanged), and a
+        // forged Lock still does not lock.
+        bus.stopStandin()
+        try bus.startStandin()
+        #expect(waitFor(10_000) { d.log.contains("believed from \(bus.logindName) only") }, "\(d.log)")
+        let again = try bus.forge(["lock"], to: d.pid)
+        #expect(again.status == 0, "\(again.output)")
+        try settle(d, bus)
+        #expect(try staysUnlocked(d, ms: 500), "\(d.log)")
 
         // logind's own Lock locks.
         #expect(try bus.command("lock \(session)") == "ok")
