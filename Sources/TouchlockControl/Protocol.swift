@@ -232,7 +232,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     public var failuresTotal: Int?
     /// Lockouts begun since the start.
     public var lockoutsTotal: Int?
-    /// Time spent locked since the start, in seconds.
+    /// Time spent locked since the start, in seconds, counted at each unlock (the lock
+    /// under way is the time since `lockedSince`).
     public var lockedSeconds: Double?
     /// Input devices in use (touch panels and keypads).
     public var inputDevices: Int?
@@ -245,6 +246,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     /// The last unlock, and the last failed attempt, since the daemon started.
     public var lastUnlock: Double?
     public var lastFailure: Double?
+    /// While locked out: when the next attempt is accepted.
+    public var lockoutUntil: Double?
     /// The daemon's version.
     public var version: String?
 
@@ -263,6 +266,7 @@ public struct Metrics: Codable, Hashable, Sendable {
         case lockedSince = "locked_since"
         case lastUnlock = "last_unlock"
         case lastFailure = "last_failure"
+        case lockoutUntil = "lockout_until"
         case version
     }
 }

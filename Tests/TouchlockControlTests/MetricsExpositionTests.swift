@@ -81,6 +81,7 @@ import TouchlockSystem
         m.lockedSince = 1_796_000_000.25
         m.lastUnlock = 1_795_999_000.5
         m.lastFailure = 1_795_999_900
+        m.lockoutUntil = 1_796_000_059.5
         m.version = "9.8.7"
         return m
     }
@@ -96,8 +97,10 @@ import TouchlockSystem
         #expect(p.family("touchlock_state")?.samples.count == Status.State.allCases.count)
         #expect(p.value("touchlock_locked") == 1)
         #expect(p.value("touchlock_consecutive_failures") == 5)
-        #expect(p.value("touchlock_lockout_remaining_seconds") == 59.5)
-        #expect(p.family("touchlock_lockout_remaining_seconds")?.unit == "seconds")
+        // The lockout's end as a Unix time, not the seconds left, which go stale in a textfile.
+        #expect(p.value("touchlock_lockout_until_timestamp_seconds") == 1_796_000_059.5)
+        #expect(p.family("touchlock_lockout_until_timestamp_seconds")?.unit == "seconds")
+        #expect(p.family("touchlock_lockout_remaining_seconds") == nil)
 
         #expect(p.family("touchlock_unlocks")?.type == "counter")
         #expect(p.value("touchlock_unlocks_total", ["method": "pattern"]) == 3)

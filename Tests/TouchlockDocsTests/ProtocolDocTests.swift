@@ -76,6 +76,7 @@ import TouchlockCore
         m.unlocks = ["pattern": 1]
         m.failuresTotal = 1; m.lockoutsTotal = 1; m.lockedSeconds = 1.5; m.inputDevices = 1; m.outputs = 1
         m.lockedSince = 1_796_000_000; m.lastUnlock = 1_795_000_000; m.lastFailure = 1_795_500_000; m.version = "1.0"
+        m.lockoutUntil = 1_796_000_060
         return m
     }
 
