@@ -43,6 +43,9 @@ public enum LogMessageID: String, CaseIterable, Sendable {
     /// A file refused or not trusted: the state file (untrusted or damaged), a config file
     /// holding a hash that others can read (TOUCHLOCK_FILE, TOUCHLOCK_REASON).
     case fileRefused = "fe5fea35db0f481bbf69f5548708b27b"
+    /// An enrolled secret is shadowed by one in the config files (TOUCHLOCK_METHOD,
+    /// TOUCHLOCK_SOURCE).
+    case secretShadowed = "bad58b50e4a64476bc0559b5d3fce3a0"
     /// A failed attempt could not be stored: input is blocked (TOUCHLOCK_METHOD).
     case storeFailed = "c5c2466253aa4eb8922eb4bd3ff4274b"
     /// Root cleared the failures and the wait (TOUCHLOCK_ATTEMPTS: those cleared).

@@ -564,6 +564,10 @@ final class Daemon {
         s.vt = terminal?.number
         if lock.cover.lockPending { s.lockPending = true }
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
+        var sources: [String: Status.SecretSource] = [:]
+        for m in [UnlockMethod.pattern, .code] { sources[m.rawValue] = store.source(for: m) }
+        s.secretSource = sources
+        if !store.shadowed.isEmpty { s.secretsShadowed = store.shadowed }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? .blank : .awake
         s.message = info.message

@@ -309,6 +309,7 @@ func main() {
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage, untrusted: untrusted)
+        for m in store.shadowed { store.logShadowed(m) }
         // Kept by the daemon before this one (a restart, a crash, an upgrade): whether it
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)

@@ -67,7 +67,7 @@ import TouchlockCore
             #expect(doc.contains("`\(id.rawValue)`"), "docs/operations.md does not list \(id) (\(id.rawValue))")
         }
         for field in ["TOUCHLOCK_METHOD", "TOUCHLOCK_ATTEMPTS", "TOUCHLOCK_LOCKOUT_SECONDS", "TOUCHLOCK_FILE",
-                      "TOUCHLOCK_REASON"] {
+                      "TOUCHLOCK_REASON", "TOUCHLOCK_SOURCE"] {
             #expect(doc.contains("`\(field)`"), "docs/operations.md does not describe \(field)")
         }
     }

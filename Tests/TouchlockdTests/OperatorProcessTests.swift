@@ -29,6 +29,57 @@ private func sample(_ text: String, _ name: String) -> Double? {
     return nil
 }
 
+/// A unix datagram socket standing for journald's (/run/systemd/journal/socket): the
+/// daemon is pointed at it and believes its standard error is the journal's stream, as
+/// under systemd ($JOURNAL_STREAM naming the log file's device and inode).
+private final class JournalSocket {
+    let path: String
+    let fd: Int32
+
+    init(dir: String) throws {
+        path = dir + "/journal.socket"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        try UnixSocket.bind(fd, to: path)
+    }
+
+    deinit { close(fd) }
+
+    /// The environment that has `d` log to this socket.
+    func environment(for d: DaemonProcess) throws -> [String] {
+        try DurableFile.replace(d.logPath, with: [], mode: 0o644)
+        var st = stat()
+        guard stat(d.logPath, &st) == 0 else { throw SystemError("stat", .current, d.logPath) }
+        return ["JOURNAL_STREAM=\(st.st_dev):\(st.st_ino)", "TOUCHLOCK_JOURNAL_SOCKET=\(path)"]
+    }
+
+    /// Every entry received so far, as journald would store it (fields by name).
+    private(set) var entries: [[String: String]] = []
+
+    func drain() -> [[String: String]] {
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buf, buf.count, Int32(MSG_DONTWAIT))
+            guard n > 0 else { break }
+            let fields = Journal.parse(Array(buf[0..<n]))
+            #expect(fields != nil, "not the native protocol: \(Array(buf[0..<n]))")
+            var entry: [String: String] = [:]
+            for f in fields ?? [] { entry[f.name] = f.value }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    /// Waits for the entry with MESSAGE_ID `id`.
+    func wait(for id: LogMessageID, timeout ms: Int64 = 15_000) -> [String: String]? {
+        let deadline = EventLoop.now() + .milliseconds(ms)
+        while EventLoop.now() < deadline {
+            if let e = drain().first(where: { $0["MESSAGE_ID"] == id.rawValue }) { return e }
+            usleep(20_000)
+        }
+        return nil
+    }
+}
+
 /// A real systemd-journald in a namespace of its own (systemd-journald NAME: its socket
 /// in /run/systemd/journal.NAME/, its files in /var/log/journal/MACHINE-ID.NAME), read
 /// with journalctl --namespace; removed with its files at the end.
@@ -229,5 +280,53 @@ private final class RealJournal {
         #expect(!everything.contains("0-4-8-5") && !everything.contains("0, 4, 8, 5"))
         // What went to the journal is not written on standard error a second time.
         #expect(!d.log.contains("unlocked by pattern"), "\(d.log)")
+    }
+
+    /// The rule: the config files (secrets.conf, pushed by configuration management) win;
+    /// an enrolled secret is then shadowed, which is logged at start with its MESSAGE_ID
+    /// and shown in status.
+    @Test func aSecretInSecretsConfWinsOverAnEnrolledOneAndStatusAndTheJournalSaySo() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n[lockout]\nschedule = none\n")
+        let journal = try JournalSocket(dir: d.dir)
+        // Enrolled on the screen some day: the pattern in the state file.
+        try d.enrollPattern(wrongPattern)
+        // Pushed by configuration management.
+        let secrets = d.dir + "/etc/secrets.conf"
+        try DurableFile.makeDirectory(d.dir + "/etc")
+        try DurableFile.replace(secrets, with: Array("pattern_hash = \(try hashOf(rightPattern))\n".utf8), mode: 0o600)
+        // The enrolled pattern first (refused), then the pushed one (unlocks).
+        let replay = d.dir + "/replay.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [wrongPattern, rightPattern], on: screen, gap: 1_500_000).utf8),
+                                mode: 0o644)
+        try d.start(replay: replay, extra: ["-C", secrets], environment: try journal.environment(for: d))
+
+        let shadowed = try #require(journal.wait(for: .secretShadowed, timeout: 5000), "entries: \(journal.drain())")
+        #expect(shadowed["PRIORITY"] == "4")
+        #expect(shadowed["TOUCHLOCK_METHOD"] == "pattern")
+        #expect(shadowed["TOUCHLOCK_SOURCE"] == "config")
+        let st = try d.status()
+        #expect(st.secretSource == ["pattern": .config], "\(st)")
+        #expect(st.secretsShadowed == [.pattern])
+        // touchlockctl status shows it as the daemon sends it.
+        let shown = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status"], in: d.dir)
+        #expect(shown.output.contains("\"secret_source\":{\"pattern\":\"config\"}"), "\(shown.output)")
+        #expect(shown.output.contains("\"secrets_shadowed\":[\"pattern\"]"), "\(shown.output)")
+
+        let wrong = try #require(journal.wait(for: .wrongAttempt), "the enrolled pattern was not refused: \(journal.drain())")
+        #expect(wrong["TOUCHLOCK_METHOD"] == "pattern")
+        let unlocked = try #require(journal.wait(for: .unlocked), "the pushed pattern did not unlock: \(journal.drain())")
+        #expect(unlocked["TOUCHLOCK_METHOD"] == "pattern")
+        #expect(journal.drain().filter { $0["MESSAGE_ID"] == LogMessageID.unlocked.rawValue }.count == 1)
+    }
+
+    /// With only the enrolled secret, it counts, and nothing is shadowed.
+    @Test func anEnrolledSecretAloneCountsAndStatusSaysItIsTheEnrolledOne() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        try d.enrollPattern(rightPattern)
+        try d.start(replay: nil)
+        let st = try d.status()
+        #expect(st.secretSource == ["pattern": .enrolled], "\(st)")
+        #expect(st.secretsShadowed == nil)
+        #expect(!d.log.contains("does not count"))
     }
 }
