@@ -10,7 +10,7 @@ import TouchlockCore
 /// lockout's end is `touchlock_lockout_until_timestamp_seconds`, not the seconds left),
 /// the locked time is counted at each unlock, and what changes without an event (a
 /// lockout's end) is written when it does. So a scrape of the live socket and one of the
-/// textfile, made at any time after the same write, read the same.
+/// textfile read the same (the per-frame counters within MetricsTextfile's lazy interval).
 ///
 ///     # TYPE touchlock_unlocks counter
 ///     # HELP touchlock_unlocks Unlocks since the daemon started, by method.

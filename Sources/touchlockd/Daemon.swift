@@ -168,8 +168,9 @@ final class Daemon {
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
         }
-        // The frames counted: the textfile follows them, at most once a second.
-        presenter.onPresented = { [unowned self] in self.textfile?.changed() }
+        // The frames counted: the textfile follows them with the next change, or within
+        // its lazy interval (a countdown redraws every second).
+        presenter.onPresented = { [unowned self] in self.textfile?.changedLazily() }
         watch(presenter.display)
         presenter.onFirstFrame = { [unowned self] in
             Log.info("first frame shown")

@@ -206,4 +206,47 @@ import TouchlockSystem
         #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["touchlock.prom"])
     }
+
+    /// Frames counted alone (a countdown redrawing every second) wait for the lazy
+    /// interval; a change of state brings them with it.
+    @Test func countersAloneWaitForTheLazyIntervalAndAChangeBringsThemForward() throws {
+        var template = Array("/tmp/touchlock-textfile-test.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", .current) }
+        let dir = String(cString: made)
+        defer { _ = try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/touchlock.prom"
+        let loop = try EventLoop(signals: [])
+        var frames = 0
+        let file = MetricsTextfile(path: path, loop: loop, minimumInterval: .milliseconds(100),
+                                   lazyInterval: .milliseconds(1500)) {
+            MetricsExposition.render(status: nil, metrics: Metrics(eventToSubmit: .init(LatencyEstimator()), frames: frames),
+                                     format: .prometheusText)
+        }
+        func content() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        let start = EventLoop.now()
+        file.changed()
+        #expect(file.writes == 1)
+        // A frame every 100 ms for 1 s: nothing written.
+        for n in 1...10 {
+            loop.schedule(at: start + .milliseconds(Int64(n) * 100)) { _ in frames = n; file.changedLazily() }
+        }
+        loop.schedule(at: start + .milliseconds(1100)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 1)
+        #expect(content().contains("touchlock_frames_total 0\n"))
+        // At the lazy interval, the newest count.
+        loop.schedule(at: start + .milliseconds(1800)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 2)
+        #expect(content().contains("touchlock_frames_total 10\n"))
+        // A frame waits again; a change of state 200 ms later writes both at once.
+        let second = EventLoop.now()
+        frames = 11
+        file.changedLazily()
+        loop.schedule(at: second + .milliseconds(200)) { _ in file.changed() }
+        loop.schedule(at: second + .milliseconds(400)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 3)
+        #expect(content().contains("touchlock_frames_total 11\n"))
+    }
 }

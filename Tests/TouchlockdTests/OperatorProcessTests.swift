@@ -210,13 +210,14 @@ private final class RealJournal {
         // The live exposition (what `touchlockctl metrics` sends) says the same, line for line.
         let c = try d.client()
         var live = ""
-        for _ in 0..<3 {
+        for _ in 0..<12 {
             let status = try c.decode(Status.self, from: try c.request(.status, timeout: .milliseconds(5000)))
             let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: .milliseconds(5000)))
             live = MetricsExposition.render(status: status, metrics: metrics, format: .prometheusText)
-            // A frame drawn in between (the clock's minute) rewrites the file within a second.
+            // Frames counted since the last write (the redraw at the lockout's end, the
+            // clock's minute) are written within the textfile's lazy interval (15 s).
             if live == text(prom) { break }
-            usleep(1_200_000)
+            usleep(1_500_000)
         }
         let file = text(prom) ?? ""
         let onlyLive = live.split(separator: "\n").filter { !file.split(separator: "\n").contains($0) }
