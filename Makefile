@@ -61,7 +61,7 @@ SUBST = sed -e 's|/usr/sbin/touchlockd|$(SBINDIR)/touchlockd|g' \
 	-e 's|/var/lib/touchlock|$(PKGSTATEDIR)|g'
 
 MANPAGES = touchlockd.8 touchlockctl.1 touchlock.conf.5
-DOCS = README.md docs/protocol.md
+DOCS = README.md docs/protocol.md docs/operations.md
 
 all: build generated
 
@@ -134,6 +134,7 @@ install: all
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/metrics.conf
 	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/backlight.conf \
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/backlight.conf
+	$(INSTALL) -Dm644 data/prometheus/touchlock.rules.yml $(DESTDIR)$(DOCDIR)/examples/prometheus/touchlock.rules.yml
 
 # OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
 install-openrc:

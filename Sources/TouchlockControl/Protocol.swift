@@ -232,7 +232,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     public var failuresTotal: Int?
     /// Lockouts begun since the start.
     public var lockoutsTotal: Int?
-    /// Time spent locked since the start, in seconds.
+    /// Time spent locked since the start, in seconds, counted at each unlock (the lock
+    /// under way is the time since `lockedSince`).
     public var lockedSeconds: Double?
     /// Input devices in use (touch panels and keypads).
     public var inputDevices: Int?
@@ -245,6 +246,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     /// The last unlock, and the last failed attempt, since the daemon started.
     public var lastUnlock: Double?
     public var lastFailure: Double?
+    /// While locked out: when the next attempt is accepted.
+    public var lockoutUntil: Double?
     /// The daemon's version.
     public var version: String?
 
@@ -263,6 +266,7 @@ public struct Metrics: Codable, Hashable, Sendable {
         case lockedSince = "locked_since"
         case lastUnlock = "last_unlock"
         case lastFailure = "last_failure"
+        case lockoutUntil = "lockout_until"
         case version
     }
 }
@@ -451,6 +455,15 @@ public struct Status: Codable, Hashable, Sendable {
     }
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
+    /// Where each method's secret that counts comes from ("pattern": "config"): the
+    /// config files (secrets.conf) win over a secret enrolled in the state file.
+    public var secretSource: [String: SecretSource]?
+    public enum SecretSource: String, Codable, Hashable, Sendable, CaseIterable {
+        case config, enrolled
+    }
+    /// The methods whose enrolled secret does not count, the config files setting one
+    /// too; absent when there are none.
+    public var secretsShadowed: [UnlockMethod]?
     /// The config files that hold a secret's hash and that others than root can read
     /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
     /// the root-only secrets file (README, "Secrets and lockout").
@@ -548,6 +561,8 @@ public struct Status: Codable, Hashable, Sendable {
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
         case secretsReadable = "secrets_readable"
+        case secretSource = "secret_source"
+        case secretsShadowed = "secrets_shadowed"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }

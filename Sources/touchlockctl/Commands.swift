@@ -62,8 +62,8 @@ enum Commands {
                             without echo), hashes it and writes the hash into \(SecretFiles.defaultPath)
                             (mode 0600, written whole), with no daemon running. A pattern must be drawn
                             by a finger as written, on the grid and with the min_length and repeat
-                            policy in force; a code sets code_length too. A secret enrolled in the daemon's state takes
-                            precedence.
+                            policy in force; a code sets code_length too. It wins over a secret
+                            enrolled in the daemon's state.
                             """,
                         options: patternRules + [
                             OptionSpec("file", value: "FILE", help: "the secrets file (default \(SecretFiles.defaultPath))"),

@@ -65,6 +65,6 @@ func setSecretCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         fail("set-secret: cannot write \(file): \(error)")
     }
     printLine("\(method.rawValue) stored in \(file) (mode 0600); touchlockd uses it from its next start"
-              + " (a \(method.rawValue) enrolled in its state takes precedence)")
+              + " (it wins over a \(method.rawValue) enrolled in its state)")
     return Exit.ok
 }

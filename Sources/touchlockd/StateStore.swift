@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockControl
 import TouchlockCore
 import TouchlockSystem
 
@@ -37,12 +38,49 @@ final class StateStore {
     /// boot's monotonic clock).
     var sameBoot: Bool { stored.bootID != nil && stored.bootID == bootID }
 
-    /// The hash an attempt by `method` is checked against. A secret enrolled (stored in
-    /// the state file) takes precedence over the one in the config files.
+    /// The hash an attempt by `method` is checked against. The config files are the
+    /// fleet's source of truth (secrets.conf, pushed by configuration management): a
+    /// secret there wins over one enrolled (stored in the state file), which is then
+    /// shadowed (`shadowed`: logged at start and at its enrollment, and in status).
     func secretHash(for method: UnlockMethod) -> String? {
+        switch source(for: method) {
+        case .config: configured(method)
+        case .enrolled: enrolled(method)
+        case nil: nil
+        }
+    }
+
+    /// Where the secret of `method` that counts comes from; nil: there is none.
+    func source(for method: UnlockMethod) -> Status.SecretSource? {
+        if configured(method) != nil { return .config }
+        if enrolled(method) != nil { return .enrolled }
+        return nil
+    }
+
+    /// The methods whose enrolled secret does not count: the config files set one too.
+    var shadowed: [UnlockMethod] {
+        [UnlockMethod.pattern, .code].filter { configured($0) != nil && enrolled($0) != nil }
+    }
+
+    /// Says that the enrolled secret of `method` does not count, if so.
+    func logShadowed(_ method: UnlockMethod) {
+        guard shadowed.contains(method) else { return }
+        Log.event(.secretShadowed, .warning,
+                  "the \(method.rawValue) enrolled in \(path) does not count: the config files set one, which wins (remove it there to use the enrolled one)",
+                  [.init("TOUCHLOCK_METHOD", method.rawValue), .init("TOUCHLOCK_SOURCE", Status.SecretSource.config.rawValue)])
+    }
+
+    private func configured(_ method: UnlockMethod) -> String? {
         switch method {
-        case .pattern: stored.patternHash ?? configuredPattern
-        case .code: stored.codeHash ?? configuredCode
+        case .pattern: configuredPattern
+        case .code: configuredCode
+        }
+    }
+
+    private func enrolled(_ method: UnlockMethod) -> String? {
+        switch method {
+        case .pattern: stored.patternHash
+        case .code: stored.codeHash
         }
     }
 
@@ -100,6 +138,11 @@ final class StateStore {
         do { try write(next) } catch {
             Log.error("cannot store the \(kind.rawValue) secret in \(path): \(error)")
             throw error
+        }
+        switch kind {
+        case .pattern: logShadowed(.pattern)
+        case .code: logShadowed(.code)
+        case .duress: break
         }
     }
 

@@ -206,12 +206,20 @@ func main() {
     if ProgramArguments.afterName == ["--verifier-child"] { runVerifierChild() }
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
-        Log.sink = { level, message in
-            StandardStreams.error("<\(SystemLog.priority(level))>\(level == .bug ? "bug: " : "")\(message)")
+        let stream: (LogRecord) -> Void = { r in
+            StandardStreams.error("<\(r.level.priority)>\(r.level == .bug ? "bug: " : "")\(r.message)")
+        }
+        // Standard error is the journal's own stream: lines go to it natively, with their
+        // MESSAGE_ID and fields; on the stream, with their priority only, if it refuses one.
+        let path = getenv("TOUCHLOCK_JOURNAL_SOCKET").map { String(cString: $0) } ?? Journal.defaultPath
+        if Journal.standardErrorIsJournal(), let journal = Journal(path: path, identifier: "touchlockd") {
+            Log.sink = { r in if !journal.write(r) { stream(r) } }
+        } else {
+            Log.sink = stream
         }
     } else {
-        Log.sink = { level, message in
-            StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+        Log.sink = { r in
+            StandardStreams.error("touchlockd: \(r.level == .info ? "" : "\(r.level.label): ")\(r.message)")
         }
     }
 
@@ -222,7 +230,7 @@ func main() {
     if options.verbose { Log.threshold = .debug }
     if options.syslog {
         SystemLog.open("touchlockd")
-        Log.sink = { level, message in SystemLog.write(level, message) }
+        Log.sink = { SystemLog.write($0) }
     }
 
     var config = Config()
@@ -250,7 +258,8 @@ func main() {
         exit(problems.isEmpty ? 0 : 1)
     }
     for e in exposed {
-        Log.warning("\(e): move it to \(SecretFiles.defaultPath) (touchlockctl set-secret, 0600) and remove it there")
+        Log.event(.fileRefused, .warning, "\(e): move it to \(SecretFiles.defaultPath) (touchlockctl set-secret, 0600) and remove it there",
+                  [.init("TOUCHLOCK_FILE", e.path), .init("TOUCHLOCK_REASON", "a secret's hash others can read (mode \(e.modeText))")])
     }
     // A damaged or unreadable record fails closed: the daemon starts locked out as after
     // [lockout] damaged_count failures (Daemon), never from zero.
@@ -267,7 +276,9 @@ func main() {
         reading = .damaged(reason: "cannot read it: \(error)", salvaged: StoredState())
     }
     if let untrusted {
-        Log.error("\(config.statePath): not trusted, \(untrusted); ignored, and no attempt is accepted until root makes it and its directory root's and writable only by root, then restarts touchlockd")
+        Log.event(.fileRefused, .error,
+                  "\(config.statePath): not trusted, \(untrusted); ignored, and no attempt is accepted until root makes it and its directory root's and writable only by root, then restarts touchlockd",
+                  [.init("TOUCHLOCK_FILE", config.statePath), .init("TOUCHLOCK_REASON", "not trusted: \(untrusted)")])
         reading = .missing
     }
     var stored = StoredState()
@@ -278,7 +289,9 @@ func main() {
     case .damaged(let reason, let salvaged):
         stored = salvaged
         damage = reason
-        Log.error("\(config.statePath): damaged record (\(reason)); starting locked out as after \(max(config.damagedCount, salvaged.lockout.failures)) failures\(salvaged.enrolled.isEmpty && salvaged.duressHash == nil ? "; the secrets of the config files apply" : "")")
+        Log.event(.fileRefused, .error,
+                  "\(config.statePath): damaged record (\(reason)); starting locked out as after \(max(config.damagedCount, salvaged.lockout.failures)) failures\(salvaged.enrolled.isEmpty && salvaged.duressHash == nil ? "; the secrets of the config files apply" : "")",
+                  [.init("TOUCHLOCK_FILE", config.statePath), .init("TOUCHLOCK_REASON", "damaged: \(reason)")])
     }
     if config.screens.methods != .code && stored.patternHash == nil && config.patternHash == nil {
         Log.warning("no pattern enrolled: the pattern unlocks nothing until one is (touchlockctl enroll pattern)")
@@ -296,6 +309,7 @@ func main() {
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage, untrusted: untrusted)
+        for m in store.shadowed { store.logShadowed(m) }
         // Kept by the daemon before this one (a restart, a crash, an upgrade): whether it
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
