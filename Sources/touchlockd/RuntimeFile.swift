@@ -18,7 +18,7 @@ struct RuntimeFile {
         do {
             guard let (bytes, info) = try DurableFile.readWithOwner(path) else { return RuntimeRecord() }
             // Trusted as the state file is: root's or ours, and nobody else may write it.
-            if let why = StateStore.distrust(path, file: info) {
+            if let why = FileTrust.distrust(path, file: info) {
                 Log.warning("\(why); starting locked")
                 return RuntimeRecord()
             }
