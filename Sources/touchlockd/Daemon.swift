@@ -198,7 +198,7 @@ final class Daemon {
     private func saveRuntime() {
         guard let runtime else { return }
         if let error = runtime.save(runtimeRecord) {
-            Log.warning("\(runtime.path): \(error) (a restart will start locked)")
+            Log.warning("\(runtime.path): \(error)")
         }
     }
 
