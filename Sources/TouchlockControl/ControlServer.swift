@@ -157,8 +157,9 @@ public final class ControlServer {
 
     /// Listens on `path`: creates its directory (0755) if missing, replaces a stale socket
     /// file nobody listens on, makes the socket 0660. Fails if another server listens
-    /// there or the path is something other than a socket. `status` is asked for each
-    /// `status` request.
+    /// there, the path is something other than a socket, or its directory is not trusted
+    /// (`FileTrust`: whoever could change it could put a socket of theirs in our place and
+    /// answer our clients). `status` is asked for each `status` request.
     public init(path: String, loop: EventLoop, limits: Limits = Limits(),
                 status: @escaping () -> Status) throws(SystemError) {
         self.path = path
@@ -167,6 +168,9 @@ public final class ControlServer {
         self.requests = ControlRequests(status: status)
 
         try SocketFile.makeParentDirectory(of: path)
+        if let why = FileTrust.distrust(directoryOf: path) {
+            throw SystemError("listen", .notPermitted, "\(path) (not trusted: \(why))")
+        }
         if try SocketFile.removeStale(at: path) { Log.info("control: removed a stale socket at \(path)") }
 
         let fd = try UnixSocket.make(nonBlocking: true)

@@ -165,6 +165,7 @@ func waitUnlock(socket: String, timeout: Interval?) -> Int32 {
             if case .system(let e) = error, e.errno == .permissionDenied || e.errno == .notPermitted {
                 fail("cannot connect to \(socket): \(e.errno)")
             }
+            if case .untrusted = error { fail("cannot connect to \(socket): \(error)") }
             why = "\(error)"
         }
         if told.insert(why).inserted {

@@ -158,7 +158,7 @@ final class Daemon {
         if let left = lock.builder.layout?.infoLeftOut, !left.isEmpty {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
-        lock.damagedRecord = store.damage != nil || store.untrusted != nil
+        lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
         lock.covers(withTerminal: self.covering.hasTerminal)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
@@ -203,7 +203,7 @@ final class Daemon {
     private func saveRuntime() {
         guard let runtime else { return }
         if let error = runtime.save(runtimeRecord) {
-            Log.warning("\(runtime.path): \(error) (a restart will start locked)")
+            Log.warning("\(runtime.path): \(error)")
         }
     }
 

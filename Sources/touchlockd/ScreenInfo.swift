@@ -21,7 +21,7 @@ struct MessageFile {
         guard trusted else { return nil }
         do {
             guard let (bytes, info) = try DurableFile.readWithOwner(path) else { return nil }
-            if let why = StateStore.distrust(path, file: info) {
+            if let why = FileTrust.distrust(path, file: info) {
                 Log.warning("\(why); the message in it is not shown")
                 return nil
             }

@@ -161,28 +161,3 @@ final class StateStore {
         damage = nil
     }
 }
-
-extension StateStore {
-    /// Why the state file at `path` cannot be trusted, or nil: the file (`file`, as read;
-    /// nil if there is none yet) and its directory must belong to root or to the
-    /// daemon's user and be writable by no one else. Another owner, or a group or others
-    /// allowed to write, could replace the record with one of their own: the CRC finds
-    /// damage, not forgery.
-    static func distrust(_ path: String, file: FileContents.Info?) -> String? {
-        let me = geteuid()
-        func check(_ what: String, _ owner: uid_t, _ mode: mode_t) -> String? {
-            if owner != 0 && owner != me {
-                return "\(what) is owned by uid \(owner), not root\(me == 0 ? "" : " or uid \(me)")"
-            }
-            if mode & 0o022 != 0 {
-                return "\(what) is writable by \(mode & 0o002 != 0 ? "others" : "its group") (mode \(String(mode & 0o7777, radix: 8)))"
-            }
-            return nil
-        }
-        if let file, let why = check(path, file.owner, file.mode) { return why }
-        let dir = DurableFile.directory(of: path)
-        var st = stat()
-        guard stat(dir, &st) == 0 else { return nil }  // made 0700 at the first write
-        return check(dir, st.st_uid, st.st_mode & 0o7777)
-    }
-}

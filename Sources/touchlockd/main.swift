@@ -269,10 +269,10 @@ func main() {
     var untrusted: String?
     do {
         let file = try DurableFile.readWithOwner(config.statePath)
-        untrusted = StateStore.distrust(config.statePath, file: file?.info)
+        untrusted = FileTrust.distrust(config.statePath, file: file?.info)
         reading = StoredState.read(file?.bytes)
     } catch {
-        untrusted = StateStore.distrust(config.statePath, file: nil)
+        untrusted = FileTrust.distrust(config.statePath, file: nil)
         reading = .damaged(reason: "cannot read it: \(error)", salvaged: StoredState())
     }
     if let untrusted {
