@@ -58,9 +58,13 @@ public struct RuntimeRecord: Hashable, Sendable {
 
     /// The record in `bytes`, written in the boot `thisBoot`; a line it does not know makes
     /// it read as locked, with the VT kept if its line was whole. A record of another boot
-    /// (or with no boot id, or when this boot's is not known) reads as no record: locked,
-    /// no VT (the numbers of the boot before say nothing of this one's).
-    public static func read(_ bytes: [UInt8], thisBoot: String?) -> RuntimeRecord {
+    /// (or when this boot's is not known) reads as no record: locked, no VT (the numbers of
+    /// the boot before say nothing of this one's). A record with no boot id, as a daemon
+    /// before boot ids wrote it, is read only when its file is known to have been written
+    /// in this boot (`writtenThisBoot`: it changed after the boot began): an upgrade of an
+    /// unlocked device then does not lock it, and an old record on a /run that outlived a
+    /// reboot still reads as none.
+    public static func read(_ bytes: [UInt8], thisBoot: String?, writtenThisBoot: Bool = false) -> RuntimeRecord {
         var r = RuntimeRecord()
         var locked: Bool?
         var doubt = false
@@ -85,7 +89,12 @@ public struct RuntimeRecord: Hashable, Sendable {
             default: doubt = true
             }
         }
-        guard let thisBoot, r.bootID == thisBoot else { return RuntimeRecord() }
+        switch r.bootID {
+        case nil:
+            guard writtenThisBoot else { return RuntimeRecord() }
+        case let id?:
+            guard let thisBoot, id == thisBoot else { return RuntimeRecord() }
+        }
         if locked != false || doubt || r.unlocked == nil {
             r.unlockedBy = nil
             r.unlockedAt = nil

@@ -96,6 +96,15 @@ public enum DurableFile {
 
 /// The kernel's random id of the running boot: a new one at every boot.
 public enum BootID {
+    /// When the running boot began, in seconds of the wall clock (`btime` in /proc/stat).
+    public static func startedAt(path: String = "/proc/stat") -> Int? {
+        guard let bytes = try? FileContents.read(path, limit: 1 << 20).bytes else { return nil }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("btime ") {
+            return Int(line.dropFirst(6).filter { $0 != " " })
+        }
+        return nil
+    }
+
     public static func current(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
         guard let bytes = try? DurableFile.read(path) else { return nil }
         let s = String(decoding: bytes.filter { $0 > 32 && $0 < 127 }, as: UTF8.self)

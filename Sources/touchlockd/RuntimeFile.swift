@@ -27,7 +27,8 @@ struct RuntimeFile {
                 Log.warning("\(why); starting locked")
                 return RuntimeRecord()
             }
-            return RuntimeRecord.read(bytes, thisBoot: bootID)
+            let boot = BootID.startedAt()
+            return RuntimeRecord.read(bytes, thisBoot: bootID, writtenThisBoot: boot.map { info.changed >= $0 } ?? false)
         } catch {
             Log.warning("\(error); starting locked")
             return RuntimeRecord()

@@ -103,6 +103,19 @@ import Testing
         }
     }
 
+    /// An older daemon's record has no boot id: it is read only when its file was written
+    /// in this boot (an upgrade of an unlocked device does not lock it).
+    @Test func aRecordWithNoBootIDIsReadOnlyWhenWrittenInThisBoot() {
+        let text = Array("locked = no\nunlocked_by = code\nunlocked_at_us = 5\nreturn_vt = 1\n".utf8)
+        let upgraded = RuntimeRecord.read(text, thisBoot: "b1", writtenThisBoot: true)
+        #expect(upgraded.unlocked?.method == .code && upgraded.returnVT == 1, "\(upgraded)")
+        let rebooted = RuntimeRecord.read(text, thisBoot: "b1", writtenThisBoot: false)
+        #expect(rebooted.unlocked == nil && rebooted.returnVT == nil, "\(rebooted)")
+        // A record with a boot id goes by it alone.
+        let other = Array("locked = no\nunlocked_by = code\nunlocked_at_us = 5\nboot_id = b0\n".utf8)
+        #expect(RuntimeRecord.read(other, thisBoot: "b1", writtenThisBoot: true).unlocked == nil)
+    }
+
     // MARK: the lock screen after a restart
 
     @Test func aScreenUnlockedBeforeTheRestartStartsHandedOverWithoutTakingAnything() {
