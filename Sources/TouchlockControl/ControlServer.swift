@@ -63,6 +63,12 @@ public final class ControlServer {
         get { requests.group }
         set { requests.group = newValue }
     }
+    /// The group whose members may set the message (`messageGroup` requests), with its
+    /// name for the refusal (nil: root only).
+    public var messageGroup: (id: UInt32, name: String)? {
+        get { requests.messageGroup }
+        set { requests.messageGroup = newValue }
+    }
     /// Carries out `lock` (see `ControlRequests.lockHandler`).
     public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)? {
         get { requests.lockHandler }
@@ -518,6 +524,9 @@ public final class ControlRequests {
     /// server's own user is always allowed them, so an unprivileged daemon can be
     /// tested by its own user.
     public var group: UInt32?
+    /// The group whose members may make `messageGroup` requests, with its name (nil:
+    /// root only, and the server's own user).
+    public var messageGroup: (id: UInt32, name: String)?
     /// Carries out `lock` and calls back, now or later on the loop (a VT switch takes a
     /// few frames), with the state after it, or why not.
     public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
@@ -546,6 +555,8 @@ public final class ControlRequests {
         case .anyone: return true
         case .root: return peer.uid == 0
         case .group: return peer.uid == 0 || peer.uid == geteuid() || group.map { peer.isMember(of: $0) } ?? false
+        case .messageGroup:
+            return peer.uid == 0 || peer.uid == geteuid() || messageGroup.map { peer.isMember(of: $0.id) } ?? false
         }
     }
 
@@ -648,7 +659,14 @@ public final class ControlRequests {
     /// The reply to a request `peer` may not make.
     private func forbidden(_ kind: RequestKind, id: Int?, to peer: ControlServer.Peer) -> [UInt8] {
         Log.warning("control: refused \(kind.rawValue) to \(peer)")
-        let who = kind.access == .root ? "root" : "root or the socket's group"
+        let who: String
+        switch kind.access {
+        case .anyone, .group: who = "root or the socket's group"
+        case .root: who = "root"
+        case .messageGroup:
+            who = messageGroup.map { "root or the group '\($0.name)' ([socket] message_group)" }
+                ?? "root (a group may be let in with [socket] message_group)"
+        }
         return codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only"))
     }
 

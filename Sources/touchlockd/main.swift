@@ -369,6 +369,17 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     } else {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
     }
+    if let name = config.messageGroup {
+        do {
+            if let id = try GroupDatabase.id(named: name) {
+                control.messageGroup = (id, name)
+            } else {
+                Log.warning("control: no group '\(name)' ([socket] message_group): the message is for root only")
+            }
+        } catch {
+            Log.warning("control: group '\(name)' ([socket] message_group): \(error); the message is for root only")
+        }
+    }
     return control
 }
 

@@ -36,13 +36,13 @@ import TouchlockSystem
         #expect(reply2.contains("\"bad_value\""), "\(reply2)")
         #expect(try d.status().message == "Back at 3 pm, call 555 0100")
 
-        // Only root and the socket's group (none here): another user is refused by the
-        // daemon, even with the socket open to it.
+        // Only root (no group is let in here): another user is refused by the daemon,
+        // even with the socket open to it.
         if getuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 {
             chmod(d.dir, 0o755)
             chmod(DurableFile.directory(of: d.socketPath), 0o755)
             r = try d.ctl(["message", "hello"], as: ["--reuid=65534", "--regid=0", "--clear-groups"])
-            #expect(r.status == 1 && r.output.contains("message is for root or the socket's group only"), "\(r.output)")
+            #expect(r.status == 1 && r.output.contains("message is for root (a group may be let in"), "\(r.output)")
         }
 
         // A restart shows it again.
@@ -77,6 +77,47 @@ import TouchlockSystem
         #expect(d.log.contains("laid out again with a message"))
         #expect(try d.ctl(["message", "--clear"]).status == 0)
         #expect(try d.status().pattern?.nodes == before)
+        #expect(try d.status().message == nil)
+    }
+
+    /// The message stays on the screen for anyone to read: a member of the socket's group
+    /// (the kiosk app's user) may ask status and lock, but not set it, unless
+    /// `[socket] message_group` lets a group in; then that group's members may, and still
+    /// not the socket's other members. Real clients of other uids and groups (setpriv).
+    @Test(.enabled(if: getuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0 && getgrnam("users") != nil
+                   && getgrnam("adm") != nil, "needs root, setpriv and the groups 'users' and 'adm'"))
+    func theMessageIsRootsUnlessAGroupIsLetIn() throws {
+        let users = try #require(getgrnam("users")).pointee.gr_gid
+        let adm = try #require(getgrnam("adm")).pointee.gr_gid
+        let kiosk = ["--reuid=65534", "--regid=\(users)", "--clear-groups"]
+        let admin = ["--reuid=65533", "--regid=65534", "--groups=\(users),\(adm)"]
+
+        let d = try DaemonProcess(config: "[socket]\ngroup = users\n")
+        chmod(d.dir, 0o755)
+        try d.start(replay: nil)
+        #expect(try d.ctl(["status"], as: kiosk).status == 0)
+        var r = try d.ctl(["message", "Service: type 0000 then OK to continue"], as: kiosk)
+        #expect(r.status == 1 && r.output.contains("forbidden") && r.output.contains("message is for root"), "\(r.output)")
+        r = try d.ctl(["message", "Service: type 0000 then OK to continue"], as: admin)
+        #expect(r.status == 1 && r.output.contains("forbidden"), "\(r.output)")
+        #expect(try d.status().message == nil)
+        #expect(d.log.contains("refused message"), "\(d.log)")
+        #expect(try d.ctl(["message", "Back at 3 pm"]).status == 0)
+        #expect(try d.status().message == "Back at 3 pm")
+        d.kill(SIGTERM)
+        #expect(d.waitExit() == 0)
+
+        // The group 'adm' let in: its member may; the kiosk's user still may not.
+        try DurableFile.replace(d.configPath, with: Array("[socket]\ngroup = users\nmessage_group = adm\n".utf8), mode: 0o644)
+        try d.start(replay: nil)
+        r = try d.ctl(["message", "Service: type 0000 then OK to continue"], as: kiosk)
+        #expect(r.status == 1 && r.output.contains("message is for root or the group 'adm'"), "\(r.output)")
+        #expect(try d.status().message == "Back at 3 pm")
+        r = try d.ctl(["message", "Closed for cleaning"], as: admin)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(try d.status().message == "Closed for cleaning")
+        r = try d.ctl(["message", "--clear"], as: admin)
+        #expect(r.status == 0, "\(r.output)")
         #expect(try d.status().message == nil)
     }
 
