@@ -95,7 +95,7 @@ public final class ControlServer {
         set { requests.resetLockoutHandler = newValue }
     }
     /// Carries out `message` (see `ControlRequests.messageHandler`).
-    public var messageHandler: ((String?, Peer) -> ControlError?)? {
+    public var messageHandler: ((String?, Peer, @escaping (ControlError?) -> Void) -> Void)? {
         get { requests.messageHandler }
         set { requests.messageHandler = newValue }
     }
@@ -542,8 +542,9 @@ public final class ControlRequests {
     /// or why not.
     public var resetLockoutHandler: ((ControlServer.Peer) -> Result<Status.State, ControlError>)?
     /// Sets the lock screen's message (nil removes it) for a peer (for the log), the text
-    /// checked by `ScreenMessage` already; nil on success.
-    public var messageHandler: ((String?, ControlServer.Peer) -> ControlError?)?
+    /// checked by `ScreenMessage` already, and calls back, now or later on the loop (once
+    /// it is stored), with nil on success or the error.
+    public var messageHandler: ((String?, ControlServer.Peer, @escaping (ControlError?) -> Void) -> Void)?
     private let status: () -> Status
     private let codec = LineCodec()
 
@@ -639,8 +640,19 @@ public final class ControlRequests {
                         break
                     }
                 }
-                if let e = messageHandler(text, client.peer) { answer = codec.reply(id: id, e); break }
-                answer = try codec.reply(id: id, Empty())
+                // The reply goes out once the message is stored (or a later one is), to
+                // this client if it is still here.
+                var answered = false
+                messageHandler(text, client.peer) { [codec] error in
+                    answered = true
+                    if let error { return send(codec.reply(id: id, error)) }
+                    do { send(try codec.reply(id: id, Empty())) } catch {
+                        Log.bug("control: cannot encode the reply to message: \(error)")
+                        send(codec.reply(id: id, ControlError(.internal, "cannot encode the reply")))
+                    }
+                }
+                if !answered { client.awaiting += 1 }
+                return
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:

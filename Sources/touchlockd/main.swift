@@ -358,7 +358,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
-    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)") }
+    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)", done: $2) }
     let gid: gid_t?
     do { gid = try GroupDatabase.id(named: config.socketGroup) } catch {
         Log.warning("control: group '\(config.socketGroup)': \(error)")

@@ -121,6 +121,45 @@ import TouchlockSystem
         #expect(try d.status().message == nil)
     }
 
+    /// The message file is written off the event loop, the latest message winning: with
+    /// every fsync 15 ms long (flash), a flood of message requests leaves root's status
+    /// answered between them, costs a handful of writes, not one per message, and the last
+    /// message is the one on disk and on the screen; every request is answered.
+    @Test func aFloodOfMessagesIsWrittenAFewTimesAndRootIsAnsweredMeanwhile() throws {
+        let d = try DaemonProcess(config: "")
+        try d.start(replay: nil, environment: ["TOUCHLOCK_TEST_FSYNC_DELAY_MS=15"])
+        let flooder = try d.client()
+        let root = try d.client()
+        let rounds = 50, perRound = 10
+        var roundTrips: [Int64] = []
+        var last = ""
+        for r in 0..<rounds {
+            var lines = ""
+            for k in 0..<perRound {
+                last = "Closed for cleaning, back at \(r):\(k)"
+                lines += #"{"id":\#(r * perRound + k + 1),"request":"message","text":"\#(last)"}"# + "\n"
+            }
+            try flooder.send(bytes: Array(lines.utf8))
+            let t0 = EventLoop.now()
+            _ = try root.request(.status, timeout: .milliseconds(10_000))
+            roundTrips.append((EventLoop.now() - t0).microseconds)
+        }
+        // Every request is answered, in order, each once its message or a later one is stored.
+        var ids: [Int] = []
+        while ids.count < rounds * perRound, let line = try flooder.readLine(timeout: .milliseconds(20_000)) {
+            #expect(line.contains("\"ok\":true"), "\(line)")
+            if let id = Int(line.split(separator: "\"id\":").last?.prefix { $0.isNumber } ?? "") { ids.append(id) }
+        }
+        #expect(ids == Array(1...(rounds * perRound)))
+        let writes = d.log.components(separatedBy: "message set (").count - 1
+        let sorted = roundTrips.sorted()
+        print("aFloodOfMessages: \(rounds * perRound) messages, \(writes) message file writes; root's status round trip "
+              + "p50 \(sorted[sorted.count / 2] / 1000) ms, max \(sorted.last! / 1000) ms (fsync 15 ms)")
+        #expect(writes >= 1 && writes <= rounds * perRound / 10, "\(writes) writes for \(rounds * perRound) messages")
+        #expect(fileText(DurableFile.directory(of: d.statePath) + "/message") == last)
+        #expect(try d.status().message == last)
+    }
+
     /// A message file someone else may write is not shown (it is trusted as the state
     /// file is).
     @Test func aMessageFileOthersMayWriteIsNotShown() throws {
