@@ -40,13 +40,17 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// answers {}.
     case message
 
-    /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
-    public enum Access: Sendable { case anyone, group, root }
+    /// Who may ask: `group` is root and members of the socket's group, `root` is root only,
+    /// `messageGroup` root and the members of the group `[socket] message_group` names, if
+    /// it names one: the message stays on the lock screen for everyone to read, so the
+    /// socket's group (the kiosk app's user) may not set it unless a group is let in.
+    public enum Access: Sendable { case anyone, group, messageGroup, root }
 
     public var access: Access {
         switch self {
         case .hello: .anyone
-        case .status, .subscribe, .lock, .metrics, .message: .group
+        case .status, .subscribe, .lock, .metrics: .group
+        case .message: .messageGroup
         case .enroll, .resetLockout: .root
         }
     }
@@ -299,7 +303,8 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
     /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
-    /// metrics need root or the socket's group; enroll needs root.
+    /// metrics need root or the socket's group; message needs root or the group of
+    /// `[socket] message_group`; enroll and reset_lockout need root.
     public static let forbidden = ErrorCode(rawValue: "forbidden")
     /// A field has a value the request does not take.
     public static let badValue = ErrorCode(rawValue: "bad_value")

@@ -40,8 +40,8 @@ enum Commands {
                             Shows TEXT on the lock screen, under the clock, instead of [screen] message,
                             until it is set again or removed; the daemon keeps it across restarts. Plain
                             text on one line, at most \(ScreenMessage.limit) characters, no control
-                            characters. --clear removes it (the configured message shows again). Root
-                            and the socket's group.
+                            characters. --clear removes it (the configured message shows again). Root,
+                            and the group [socket] message_group names, if any; not the socket's group.
                             """,
                         options: [socket, .flag("clear", help: "remove the message set before")],
                         arguments: [ArgumentSpec("TEXT", optional: true, help: "the message (quoted as one argument)")],

@@ -718,6 +718,7 @@ final class Daemon {
         // A panel is never left dark by a daemon that is gone.
         for b in backlights.values { b.switchOn() }
         textfile?.flush()
+        info.finish()
         textImageFile.save(textImages)
         // Torn down in reverse order of setup.
         for m in mirrors.reversed() { m.presenter.shutdown() }

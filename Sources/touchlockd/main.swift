@@ -372,7 +372,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
-    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)") }
+    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)", done: $2) }
     let gid: gid_t?
     do { gid = try GroupDatabase.id(named: config.socketGroup) } catch {
         Log.warning("control: group '\(config.socketGroup)': \(error)")
@@ -382,6 +382,17 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
         do { try control.setGroup(gid) } catch { fail("control socket: \(error)") }
     } else {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
+    }
+    if let name = config.messageGroup {
+        do {
+            if let id = try GroupDatabase.id(named: name) {
+                control.messageGroup = (id, name)
+            } else {
+                Log.warning("control: no group '\(name)' ([socket] message_group): the message is for root only")
+            }
+        } catch {
+            Log.warning("control: group '\(name)' ([socket] message_group): \(error); the message is for root only")
+        }
     }
     return control
 }
