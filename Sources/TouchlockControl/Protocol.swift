@@ -317,6 +317,9 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     /// The lock screen cannot do it now: an enrollment on the screen while locked with a
     /// secret, while an attempt is checked or waited out, or during another enrollment.
     public static let busy = ErrorCode(rawValue: "busy")
+    /// `enroll` of a secret the config files set (secrets.conf): that one wins, so an
+    /// enrolled one would not count; nothing changed.
+    public static let shadowed = ErrorCode(rawValue: "shadowed")
 }
 
 /// The "error" object of a failed reply.

@@ -675,6 +675,11 @@ final class Daemon {
         if let hash, !SecretHash.isUsable(hash) {
             return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
         }
+        // An enrolled secret the config files shadow would be stored and never count.
+        if hash != nil, kind != .duress, let why = store.enrollmentShadowed(kind.method) {
+            Log.warning("enrollment of a \(kind) refused: \(why)")
+            return ControlError(.shadowed, why)
+        }
         do { try store.setSecret(kind, hash: hash) } catch { return controlError(error) }
         return nil
     }
@@ -694,6 +699,10 @@ final class Daemon {
     /// the input are taken back until the enrollment ends), or while locked when no
     /// secret exists for it.
     func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
+        if let why = store.enrollmentShadowed(method) {
+            Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(why)")
+            return ControlError(.shadowed, why)
+        }
         let actions: [LockScreen.Action]
         do {
             // After a damaged record a secret may have been lost with it: no enrollment on

@@ -57,6 +57,13 @@ final class StateStore {
         return nil
     }
 
+    /// Why a secret of `method` enrolled now would not count (the config files set one,
+    /// which wins); nil when it would.
+    func enrollmentShadowed(_ method: UnlockMethod) -> String? {
+        guard configured(method) != nil else { return nil }
+        return "the config files set the \(method.rawValue) (secrets.conf), which wins over an enrolled one: set it there (touchlockctl set-secret) or remove it there first"
+    }
+
     /// The methods whose enrolled secret does not count: the config files set one too.
     var shadowed: [UnlockMethod] {
         [UnlockMethod.pattern, .code].filter { configured($0) != nil && enrolled($0) != nil }

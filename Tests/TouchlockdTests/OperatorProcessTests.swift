@@ -320,6 +320,24 @@ private final class RealJournal {
         #expect(journal.drain().filter { $0["MESSAGE_ID"] == LogMessageID.unlocked.rawValue }.count == 1)
     }
 
+    /// With a pattern pushed in secrets.conf, enrolling one is refused (it would be stored
+    /// and never count); the code, which the config does not set, may still be enrolled.
+    @Test func enrollingASecretTheConfigSetsIsRefusedAndNothingIsStored() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        let secrets = d.dir + "/etc/secrets.conf"
+        try DurableFile.makeDirectory(d.dir + "/etc")
+        try DurableFile.replace(secrets, with: Array("pattern_hash = \(try hashOf(rightPattern))\n".utf8), mode: 0o600)
+        try d.start(replay: nil, extra: ["-C", secrets])
+        let before = d.stateText
+        let r = try d.ctl(["enroll", "pattern"], input: "0-4-8-5\n0-4-8-5\n")
+        #expect(r.status == 1 && r.output.contains("shadowed") && r.output.contains("secrets.conf"), "\(r)")
+        #expect(d.stateText == before, "the state file changed: \(d.stateText ?? "none")")
+        #expect(try d.status().secretsShadowed == nil)
+        let code = try d.ctl(["enroll", "code"], input: "246810\n246810\n")
+        #expect(code.status == 0, "\(code)")
+        #expect(d.stateText?.contains("code_hash = $y$") == true)
+    }
+
     /// With only the enrolled secret, it counts, and nothing is shadowed.
     @Test func anEnrolledSecretAloneCountsAndStatusSaysItIsTheEnrolledOne() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
