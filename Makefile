@@ -61,13 +61,15 @@ SUBST = sed -e 's|/usr/sbin/touchlockd|$(SBINDIR)/touchlockd|g' \
 	-e 's|/var/lib/touchlock|$(PKGSTATEDIR)|g'
 
 MANPAGES = touchlockd.8 touchlockctl.1 touchlock.conf.5
-DOCS = README.md docs/protocol.md
+DOCS = README.md docs/protocol.md docs/operations.md
 
 all: build generated
 
+# Each link also writes what it took from static archives (lld's --why-extract), from
+# which scripts/linked-notices finds the licence notices to install.
 build:
-	$(SWIFT) build $(SWIFTFLAGS) --product touchlockd
-	$(SWIFT) build $(SWIFTFLAGS) --product touchlockctl
+	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlockd.why --product touchlockd
+	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlockctl.why --product touchlockctl
 
 generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/touchlock-splash-release.service \
 	$(GEN)/touchlock-splash-quit.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
@@ -124,12 +126,15 @@ install: all
 	$(INSTALL) -Dm644 completions/touchlockctl.fish $(DESTDIR)$(FISHCOMPLETIONDIR)/touchlockctl.fish
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	@# The notices of the libraries linked in from static archives (scripts/linked-notices).
+	scripts/linked-notices $(DESTDIR)$(DOCDIR)/linked $(SCRATCH)/touchlockd.why $(SCRATCH)/touchlockctl.why
 	$(INSTALL) -Dm644 systemd/examples/kiosk-app.service.d/touchlock.conf \
 		$(DESTDIR)$(DOCDIR)/examples/kiosk-app.service.d/touchlock.conf
 	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/metrics.conf \
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/metrics.conf
 	$(INSTALL) -Dm644 systemd/examples/touchlockd.service.d/backlight.conf \
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/backlight.conf
+	$(INSTALL) -Dm644 data/prometheus/touchlock.rules.yml $(DESTDIR)$(DOCDIR)/examples/prometheus/touchlock.rules.yml
 
 # OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
 install-openrc:

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // Data flows one way: evdev events -> touch frames -> gesture machines -> session
@@ -21,6 +22,15 @@ let swiftFlags: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-function-sections"],
                  .when(configuration: .release)),
 ]
+// cairo and pixman from Debian's static archives where the -dev packages ship them (Debian 12);
+// Debian 13's ship none, and there the shared libcairo is linked (Modules/CCairo/shared's
+// linker script), with the X11 and xcb libraries it needs. TouchlockdTests knows which.
+let staticCairo = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []).contains { dir in
+    dir.hasSuffix("-linux-gnu") && ["libcairo.a", "libpixman-1.a"].allSatisfy {
+        FileManager.default.fileExists(atPath: "/usr/lib/\(dir)/\($0)")
+    }
+}
+let cairoLinkDirectory = "\(Context.packageDirectory)/Modules/CCairo" + (staticCairo ? "" : "/shared")
 let mocking: [SwiftSetting] = [.define("ENABLE_MOCKING", .when(configuration: .debug))] + swiftFlags
 // Release executables are linked by lld with packed relative relocations (DT_RELR, glibc
 // 2.36): the static runtime's 23,000 relocations take 5 kB instead of 550 kB that the
@@ -94,7 +104,7 @@ let package = Package(
         .target(name: "TouchlockPixels", dependencies: ["TouchlockCore"], swiftSettings: swiftFlags),
         .target(name: "TouchlockRender", dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CCairo", "CShape"],
                 swiftSettings: swiftFlags,
-                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CCairo"])]),
+                linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(cairoLinkDirectory)"])]),
         .target(name: "TouchlockDisplay",
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"],
                 swiftSettings: mocking,
@@ -147,6 +157,7 @@ let package = Package(
         .testTarget(name: "TouchlockdTests", dependencies: [
             "touchlockd", "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
             "TouchlockCommandLine", "TouchlockRender", "TouchlockDisplay", "CDrm", "CLinux",
-        ], exclude: ["promcheck.py", "node_exporter_check.py"], swiftSettings: swiftFlags),
+        ], exclude: ["promcheck.py", "node_exporter_check.py", "logind_standin.py", "logind_forger.py"],
+        swiftSettings: swiftFlags + (staticCairo ? [.define("TOUCHLOCK_STATIC_CAIRO")] : [])),
     ]
 )

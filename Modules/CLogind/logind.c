@@ -19,8 +19,10 @@
     X(sd_bus_get_timeout)                  \
     X(sd_bus_process)                      \
     X(sd_bus_match_signal_async)           \
+    X(sd_bus_add_match_async)              \
     X(sd_bus_call_method_async)            \
     X(sd_bus_message_get_path)             \
+    X(sd_bus_message_get_sender)           \
     X(sd_bus_message_get_error)            \
     X(sd_bus_message_is_method_error)      \
     X(sd_bus_message_enter_container)      \
@@ -57,6 +59,11 @@ struct tl_logind {
     sd_bus *bus;
     tl_logind_handler handler;
     void *context;
+    // The unique name of org.freedesktop.login1's owner, the only sender whose signals are
+    // logind's: NULL until the bus has said, "" while nobody owns the name.
+    char *owner;
+    // Signals from anyone else, counted and otherwise dropped.
+    uint64_t ignored;
 };
 
 static const char *const login1 = "org.freedesktop.login1";
@@ -64,6 +71,13 @@ static const char *const manager_path = "/org/freedesktop/login1";
 static const char *const manager_interface = "org.freedesktop.login1.Manager";
 static const char *const session_interface = "org.freedesktop.login1.Session";
 static const char *const properties_interface = "org.freedesktop.DBus.Properties";
+// The bus itself: the daemon sets the sender of every message it passes on to the sender's
+// unique name, and this name is the bus's own, which no connection can own.
+static const char *const bus_name = "org.freedesktop.DBus";
+static const char *const bus_path = "/org/freedesktop/DBus";
+static const char *const owner_changes =
+    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
+    "member='NameOwnerChanged',arg0='org.freedesktop.login1'";
 
 int tl_logind_open(tl_logind **out, tl_logind_handler handler, void *context, const char **why) {
     *out = NULL;
@@ -90,18 +104,22 @@ int tl_logind_open(tl_logind **out, tl_logind_handler handler, void *context, co
 void tl_logind_close(tl_logind *l) {
     if (l == NULL) return;
     sd.sd_bus_flush_close_unref(l->bus);
+    free(l->owner);
     free(l);
 }
+
+uint64_t tl_logind_ignored(tl_logind *l) { return l->ignored; }
 
 int tl_logind_fd(tl_logind *l) { return sd.sd_bus_get_fd(l->bus); }
 int tl_logind_events(tl_logind *l) { return sd.sd_bus_get_events(l->bus); }
 int tl_logind_timeout(tl_logind *l, uint64_t *usec) { return sd.sd_bus_get_timeout(l->bus, usec); }
 
-int tl_logind_process(tl_logind *l) {
-    for (;;) {
+int tl_logind_process(tl_logind *l, int most) {
+    for (int i = 0; i < most; i++) {
         int r = sd.sd_bus_process(l->bus, NULL);
         if (r <= 0) return r;
     }
+    return 1;
 }
 
 // A method call's reply: 0, or the error's text handed to the handler as `request`'s failure.
@@ -120,9 +138,21 @@ static void unreadable(tl_logind *l, int request, const char *what, int r) {
     l->handler(l->context, TL_LOGIND_FAILED, NULL, text, request);
 }
 
+// Whether a signal is logind's: sent by the current owner of org.freedesktop.login1. The
+// bus does not check a signal sent to us by name (a unicast one) against the sender a
+// match names, and its policy lets anyone send one: anything else is counted, and that is
+// all the work it costs.
+static int from_logind(tl_logind *l, sd_bus_message *m) {
+    const char *sender = sd.sd_bus_message_get_sender(m);
+    if (l->owner != NULL && l->owner[0] != '\0' && sender != NULL && strcmp(sender, l->owner) == 0) return 1;
+    l->ignored++;
+    return 0;
+}
+
 static int on_lock(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     tl_logind *l = userdata;
+    if (!from_logind(l, m)) return 0;
     const char *path = sd.sd_bus_message_get_path(m);
     if (path != NULL) l->handler(l->context, TL_LOGIND_LOCK, path, NULL, 0);
     return 0;
@@ -131,6 +161,7 @@ static int on_lock(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 static int on_unlock(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     tl_logind *l = userdata;
+    if (!from_logind(l, m)) return 0;
     const char *path = sd.sd_bus_message_get_path(m);
     if (path != NULL) l->handler(l->context, TL_LOGIND_UNLOCK, path, NULL, 0);
     return 0;
@@ -139,6 +170,7 @@ static int on_unlock(sd_bus_message *m, void *userdata, sd_bus_error *error) {
 static int on_sleep(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     (void)error;
     tl_logind *l = userdata;
+    if (!from_logind(l, m)) return 0;
     int before = 0;
     int r = sd.sd_bus_message_read(m, "b", &before);
     if (r < 0) unreadable(l, TL_LOGIND_PREPARE_FOR_SLEEP, "PrepareForSleep", r);
@@ -153,10 +185,62 @@ static int on_installed(sd_bus_message *m, void *userdata, sd_bus_error *error) 
     return 0;
 }
 
+// The new owner of org.freedesktop.login1 ("" for none), told to the handler.
+static void set_owner(tl_logind *l, const char *owner) {
+    char *copy = strdup(owner);
+    free(l->owner);
+    // Out of memory: nobody is believed until the bus says again.
+    l->owner = copy;
+    l->handler(l->context, TL_LOGIND_OWNER, NULL, owner[0] != '\0' ? owner : NULL, 0);
+}
+
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)error;
+    tl_logind *l = userdata;
+    const char *sender = sd.sd_bus_message_get_sender(m);
+    if (sender == NULL || strcmp(sender, bus_name) != 0) {
+        l->ignored++;
+        return 0;
+    }
+    const char *name = NULL, *old = NULL, *now = NULL;
+    int r = sd.sd_bus_message_read(m, "sss", &name, &old, &now);
+    if (r < 0) {
+        // Nobody is believed until the bus says again.
+        free(l->owner);
+        l->owner = NULL;
+        unreadable(l, TL_LOGIND_OWNER, "NameOwnerChanged", r);
+    } else if (strcmp(name, login1) == 0) {
+        set_owner(l, now);
+    }
+    return 0;
+}
+
+static int on_owner(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)error;
+    tl_logind *l = userdata;
+    if (sd.sd_bus_message_is_method_error(m, "org.freedesktop.DBus.Error.NameHasNoOwner")) {
+        set_owner(l, "");
+        return 0;
+    }
+    if (failed(l, m, TL_LOGIND_OWNER, "GetNameOwner")) return 0;
+    const char *owner = NULL;
+    int r = sd.sd_bus_message_read(m, "s", &owner);
+    if (r < 0) unreadable(l, TL_LOGIND_OWNER, "GetNameOwner", r);
+    else set_owner(l, owner);
+    return 0;
+}
+
 int tl_logind_watch(tl_logind *l) {
+    // The owner first: the bus answers GetNameOwner after it has installed the match on
+    // its changes (one connection's messages are handled in order), and logind's signals
+    // come only once their matches are installed, after that answer.
+    int r = sd.sd_bus_add_match_async(l->bus, NULL, owner_changes, on_owner_changed, NULL, l);
+    if (r >= 0)
+        r = sd.sd_bus_call_method_async(l->bus, NULL, bus_name, bus_path, bus_name, "GetNameOwner", on_owner, l, "s",
+                                        login1);
     // Only the three matches' last installation is reported: they go out in order on one
     // connection, and a bus that refuses one refuses them all.
-    int r = sd.sd_bus_match_signal_async(l->bus, NULL, login1, NULL, session_interface, "Lock", on_lock, NULL, l);
+    if (r >= 0) r = sd.sd_bus_match_signal_async(l->bus, NULL, login1, NULL, session_interface, "Lock", on_lock, NULL, l);
     if (r >= 0) r = sd.sd_bus_match_signal_async(l->bus, NULL, login1, NULL, session_interface, "Unlock", on_unlock, NULL, l);
     if (r >= 0)
         r = sd.sd_bus_match_signal_async(l->bus, NULL, login1, manager_path, manager_interface, "PrepareForSleep",

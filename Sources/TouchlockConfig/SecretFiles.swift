@@ -58,20 +58,121 @@ public enum SecretFiles {
         return out
     }
 
-    /// The text of a secrets file with `settings` (flat keys: `pattern_hash`, `code_hash`,
-    /// `code_length`) set: the lines that set the same keys go, every other line stays.
+    /// The text of a secrets file with `settings` (named by their flat keys:
+    /// `pattern_hash`, `code_hash`, `code_length`) set, in the form the file already has:
+    /// a key found in its section (`[pattern]` / `hash = ...`) is replaced there, one found
+    /// flat is replaced flat; a key not found goes into its section if the file has that
+    /// section, into a new section at the end if the file has any, and flat otherwise. Every
+    /// other line that sets the same key (a flat key left inside a section included) goes;
+    /// every other line stays. Lines are read as libinih reads them.
     public static func updated(_ existing: String?, setting settings: [(key: String, value: String)]) -> String {
-        var lines: [Substring] = []
-        let keys = Set(settings.map(\.key))
+        var lines: [String]
         if let existing {
-            for line in existing.split(separator: "\n", omittingEmptySubsequences: false) {
-                if let eq = line.firstIndex(of: "="), keys.contains(String(line[..<eq].filter { $0 != " " && $0 != "\t" })) { continue }
-                lines.append(line)
-            }
+            lines = existing.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             while lines.last?.isEmpty == true { lines.removeLast() }
         } else {
             lines = ["# touchlock: the hashes of the secrets (touchlockctl set-secret). Root only: keep it 0600."]
         }
-        return (lines.map(String.init) + settings.map { "\($0.key) = \($0.value)" }).joined(separator: "\n") + "\n"
+        for (flat, value) in settings {
+            guard let key = Config.keys.first(where: { $0.flatName == flat }) else {
+                preconditionFailure("set-secret sets only keys with a flat name: \(flat)")
+            }
+            lines = setting(flat: flat, section: key.section, name: key.name, to: value, in: lines)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// What libinih makes of one line: a section header, a `name = value` (or `name: value`)
+    /// line with its name, or neither (blank, comment, anything else).
+    enum LineKind: Equatable {
+        case section(String)
+        case setting(String)
+        case other
+    }
+
+    static func kind(of line: String) -> LineKind {
+        let t = line.drop { $0 == " " || $0 == "\t" || $0 == "\r" }
+        guard let first = t.first, first != ";", first != "#" else { return .other }
+        if first == "[" {
+            guard let end = t.firstIndex(of: "]") else { return .other }
+            return .section(String(t[t.index(after: t.startIndex)..<end]))
+        }
+        guard let delimiter = t.firstIndex(where: { $0 == "=" || $0 == ":" }) else { return .other }
+        var name = t[..<delimiter]
+        while let last = name.last, last == " " || last == "\t" { name.removeLast() }
+        return .setting(String(name))
+    }
+
+    private static func setting(flat: String, section: String, name: String, to value: String, in lines: [String]) -> [String] {
+        // Which lines set this key, in which form, and where the section's first block ends
+        // (its last setting, or its header).
+        var current = ""
+        var sectioned: [Int] = [], flatOnes: [Int] = [], misplaced: [Int] = []
+        var header: Int?, blockEnd: Int?, anySection = false
+        for (i, line) in lines.enumerated() {
+            switch kind(of: line) {
+            case .section(let s):
+                current = s
+                anySection = true
+                if s == section, header == nil { header = i; blockEnd = i }
+            case .setting(let k):
+                if current == section && k == name { sectioned.append(i) }
+                else if current.isEmpty && k == flat { flatOnes.append(i) }
+                else if !current.isEmpty && k == flat { misplaced.append(i) }
+                if let h = header, current == section, !lines[(h + 1)..<i].contains(where: { isHeader($0) }) {
+                    blockEnd = i
+                }
+            case .other:
+                break
+            }
+        }
+        var out = lines
+        var drop = misplaced
+        if let at = sectioned.first {
+            out[at] = "\(name) = \(value)"
+            drop += sectioned.dropFirst() + flatOnes
+        } else if let at = flatOnes.first {
+            out[at] = "\(flat) = \(value)"
+            drop += flatOnes.dropFirst()
+        } else if let end = blockEnd {
+            out[end] += "\n\(name) = \(value)"
+        } else if anySection {
+            out += (out.last?.isEmpty == false ? [""] : []) + ["[\(section)]", "\(name) = \(value)"]
+        } else {
+            out.append("\(flat) = \(value)")
+        }
+        for i in drop.sorted(by: >) { out.remove(at: i) }
+        return out.joined(separator: "\n").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    private static func isHeader(_ line: String) -> Bool {
+        if case .section = kind(of: line) { return true }
+        return false
+    }
+
+    /// Why a rewritten secrets file is not written.
+    public struct Refusal: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads `text`, the new contents of the secrets file `file`, with the daemon's own
+    /// parser, and checks that it sets `settings` as given: a file the daemon would refuse,
+    /// or one where another line overrides them, is refused.
+    public static func check(_ text: String, named file: String, setting settings: [(key: String, value: String)]) throws(Refusal) {
+        var config = Config()
+        do { try ConfigFiles.apply(contents: Array(text.utf8), named: file, to: &config) } catch {
+            throw Refusal(description: "touchlockd would not start with the result (\(error))")
+        }
+        for (flat, value) in settings {
+            let found: String? = switch flat {
+            case "pattern_hash": config.patternHash
+            case "code_hash": config.screens.codeHash
+            case "code_length": String(config.screens.codeLength)
+            default: preconditionFailure("set-secret sets no \(flat)")
+            }
+            guard found == value else {
+                throw Refusal(description: "in the result, another line of \(file) sets \(flat) (read back: \(found == nil ? "nothing" : flat.hasSuffix("_hash") ? "another hash" : found!))")
+            }
+        }
     }
 }

@@ -12,6 +12,9 @@ public enum ControlClientError: Error, CustomStringConvertible {
     case disconnected
     /// The server sent a line over `ControlClient.maxLineBytes`.
     case lineTooLong
+    /// The socket's directory, or one above it, is not trusted (`FileTrust`): why. Its
+    /// owner could have put a server of theirs there, answering in the daemon's place.
+    case untrusted(String)
 
     public var description: String {
         switch self {
@@ -19,7 +22,17 @@ public enum ControlClientError: Error, CustomStringConvertible {
         case .timedOut: "timed out"
         case .disconnected: "the daemon closed the connection"
         case .lineTooLong: "the daemon sent an overlong line"
+        case .untrusted(let why): "not trusted (\(why)): a server there may not be touchlockd"
         }
+    }
+}
+
+extension ErrorCode {
+    /// The refusals that say "not now" rather than "no": the server was full
+    /// (`too_many_clients`), busy, could not build the reply, or closed an idle client.
+    /// The same request on a new connection later may succeed.
+    public var isTransient: Bool {
+        self == .tooManyClients || self == .busy || self == .internal || self == .idleTimeout
     }
 }
 
@@ -41,13 +54,15 @@ public final class ControlClient {
     private var atEnd = false
     private let codec = LineCodec()
 
-    /// Connects to the server at `path`.
+    /// Connects to the server at `path`, if its directory is trusted.
     public static func connect(path: String) throws(ControlClientError) -> ControlClient {
         try ControlClient(path: path)
     }
 
     public init(path: String) throws(ControlClientError) {
         self.path = path
+        fd = -1
+        if let why = FileTrust.distrust(directoryOf: path) { throw .untrusted(why) }
         do {
             fd = try UnixSocket.make(nonBlocking: false)
         } catch { throw .system(error) }

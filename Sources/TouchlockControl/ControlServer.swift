@@ -63,6 +63,12 @@ public final class ControlServer {
         get { requests.group }
         set { requests.group = newValue }
     }
+    /// The group whose members may set the message (`messageGroup` requests), with its
+    /// name for the refusal (nil: root only).
+    public var messageGroup: (id: UInt32, name: String)? {
+        get { requests.messageGroup }
+        set { requests.messageGroup = newValue }
+    }
     /// Carries out `lock` (see `ControlRequests.lockHandler`).
     public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)? {
         get { requests.lockHandler }
@@ -89,7 +95,7 @@ public final class ControlServer {
         set { requests.resetLockoutHandler = newValue }
     }
     /// Carries out `message` (see `ControlRequests.messageHandler`).
-    public var messageHandler: ((String?, Peer) -> ControlError?)? {
+    public var messageHandler: ((String?, Peer, @escaping (ControlError?) -> Void) -> Void)? {
         get { requests.messageHandler }
         set { requests.messageHandler = newValue }
     }
@@ -157,8 +163,9 @@ public final class ControlServer {
 
     /// Listens on `path`: creates its directory (0755) if missing, replaces a stale socket
     /// file nobody listens on, makes the socket 0660. Fails if another server listens
-    /// there or the path is something other than a socket. `status` is asked for each
-    /// `status` request.
+    /// there, the path is something other than a socket, or its directory is not trusted
+    /// (`FileTrust`: whoever could change it could put a socket of theirs in our place and
+    /// answer our clients). `status` is asked for each `status` request.
     public init(path: String, loop: EventLoop, limits: Limits = Limits(),
                 status: @escaping () -> Status) throws(SystemError) {
         self.path = path
@@ -167,6 +174,9 @@ public final class ControlServer {
         self.requests = ControlRequests(status: status)
 
         try SocketFile.makeParentDirectory(of: path)
+        if let why = FileTrust.distrust(directoryOf: path) {
+            throw SystemError("listen", .notPermitted, "\(path) (not trusted: \(why))")
+        }
         if try SocketFile.removeStale(at: path) { Log.info("control: removed a stale socket at \(path)") }
 
         let fd = try UnixSocket.make(nonBlocking: true)
@@ -518,6 +528,9 @@ public final class ControlRequests {
     /// server's own user is always allowed them, so an unprivileged daemon can be
     /// tested by its own user.
     public var group: UInt32?
+    /// The group whose members may make `messageGroup` requests, with its name (nil:
+    /// root only, and the server's own user).
+    public var messageGroup: (id: UInt32, name: String)?
     /// Carries out `lock` and calls back, now or later on the loop (a VT switch takes a
     /// few frames), with the state after it, or why not.
     public var lockHandler: ((@escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
@@ -533,8 +546,9 @@ public final class ControlRequests {
     /// or why not.
     public var resetLockoutHandler: ((ControlServer.Peer) -> Result<Status.State, ControlError>)?
     /// Sets the lock screen's message (nil removes it) for a peer (for the log), the text
-    /// checked by `ScreenMessage` already; nil on success.
-    public var messageHandler: ((String?, ControlServer.Peer) -> ControlError?)?
+    /// checked by `ScreenMessage` already, and calls back, now or later on the loop (once
+    /// it is stored), with nil on success or the error.
+    public var messageHandler: ((String?, ControlServer.Peer, @escaping (ControlError?) -> Void) -> Void)?
     private let status: () -> Status
     private let codec = LineCodec()
 
@@ -546,6 +560,8 @@ public final class ControlRequests {
         case .anyone: return true
         case .root: return peer.uid == 0
         case .group: return peer.uid == 0 || peer.uid == geteuid() || group.map { peer.isMember(of: $0) } ?? false
+        case .messageGroup:
+            return peer.uid == 0 || peer.uid == geteuid() || messageGroup.map { peer.isMember(of: $0.id) } ?? false
         }
     }
 
@@ -628,8 +644,19 @@ public final class ControlRequests {
                         break
                     }
                 }
-                if let e = messageHandler(text, client.peer) { answer = codec.reply(id: id, e); break }
-                answer = try codec.reply(id: id, Empty())
+                // The reply goes out once the message is stored (or a later one is), to
+                // this client if it is still here.
+                var answered = false
+                messageHandler(text, client.peer) { [codec] error in
+                    answered = true
+                    if let error { return send(codec.reply(id: id, error)) }
+                    do { send(try codec.reply(id: id, Empty())) } catch {
+                        Log.bug("control: cannot encode the reply to message: \(error)")
+                        send(codec.reply(id: id, ControlError(.internal, "cannot encode the reply")))
+                    }
+                }
+                if !answered { client.awaiting += 1 }
+                return
             case .hello:
                 answer = try codec.reply(id: id, Hello())
             case .status:
@@ -648,7 +675,14 @@ public final class ControlRequests {
     /// The reply to a request `peer` may not make.
     private func forbidden(_ kind: RequestKind, id: Int?, to peer: ControlServer.Peer) -> [UInt8] {
         Log.warning("control: refused \(kind.rawValue) to \(peer)")
-        let who = kind.access == .root ? "root" : "root or the socket's group"
+        let who: String
+        switch kind.access {
+        case .anyone, .group: who = "root or the socket's group"
+        case .root: who = "root"
+        case .messageGroup:
+            who = messageGroup.map { "root or the group '\($0.name)' ([socket] message_group)" }
+                ?? "root (a group may be let in with [socket] message_group)"
+        }
         return codec.reply(id: id, ControlError(.forbidden, "\(kind.rawValue) is for \(who) only"))
     }
 

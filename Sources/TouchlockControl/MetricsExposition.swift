@@ -6,6 +6,12 @@ import TouchlockCore
 /// client gets over the socket; families whose figures the daemon did not send are left
 /// out.
 ///
+/// Nothing in it goes stale between two writes of a textfile: moments are Unix times (a
+/// lockout's end is `touchlock_lockout_until_timestamp_seconds`, not the seconds left),
+/// the locked time is counted at each unlock, and what changes without an event (a
+/// lockout's end) is written when it does. So a scrape of the live socket and one of the
+/// textfile read the same (the per-frame counters within MetricsTextfile's lazy interval).
+///
 ///     # TYPE touchlock_unlocks counter
 ///     # HELP touchlock_unlocks Unlocks since the daemon started, by method.
 ///     touchlock_unlocks_total{method="pattern"} 3
@@ -49,11 +55,6 @@ public enum MetricsExposition {
                 name: "touchlock_secret_files_readable", type: .gauge,
                 help: "Config files holding a secret's hash that others than root can read (should be 0).",
                 samples: [Sample(value: "\(status.secretsReadable?.count ?? 0)")]))
-            let wait = Double(status.retryAfterMilliseconds ?? 0) / 1000
-            families.append(Family(
-                name: "touchlock_lockout_remaining_seconds", type: .gauge, unit: "seconds",
-                help: "While locked out, the time before the next attempt is accepted; else 0.",
-                samples: [Sample(value: number(wait))]))
         }
 
         if let unlocks = metrics.unlocks {
@@ -78,13 +79,15 @@ public enum MetricsExposition {
              "When the device was last unlocked (Unix time), since the daemon started."),
             ("touchlock_last_failure_timestamp_seconds", metrics.lastFailure,
              "When the last attempt failed (Unix time), since the daemon started."),
+            ("touchlock_lockout_until_timestamp_seconds", metrics.lockoutUntil,
+             "While locked out, when the next attempt is accepted (Unix time); absent otherwise."),
         ] {
             guard let value else { continue }
             families.append(Family(name: name, type: .gauge, unit: "seconds", help: help, samples: [Sample(value: number(value))]))
         }
         if let s = metrics.lockedSeconds {
             families.append(Family(name: "touchlock_locked_seconds", type: .counter, unit: "seconds",
-                                   help: "Time spent locked since the daemon started.", samples: [Sample(value: number(s))]))
+                                   help: "Time spent locked since the daemon started, counted at each unlock (the lock under way is not in it until then).", samples: [Sample(value: number(s))]))
         }
         if let h = histogram("touchlock_event_to_shown_seconds", metrics.eventToShown,
                              help: "From an input event to the frame showing its effect being on the screen.") {

@@ -40,13 +40,17 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// answers {}.
     case message
 
-    /// Who may ask: `group` is root and members of the socket's group, `root` is root only.
-    public enum Access: Sendable { case anyone, group, root }
+    /// Who may ask: `group` is root and members of the socket's group, `root` is root only,
+    /// `messageGroup` root and the members of the group `[socket] message_group` names, if
+    /// it names one: the message stays on the lock screen for everyone to read, so the
+    /// socket's group (the kiosk app's user) may not set it unless a group is let in.
+    public enum Access: Sendable { case anyone, group, messageGroup, root }
 
     public var access: Access {
         switch self {
         case .hello: .anyone
-        case .status, .subscribe, .lock, .metrics, .message: .group
+        case .status, .subscribe, .lock, .metrics: .group
+        case .message: .messageGroup
         case .enroll, .resetLockout: .root
         }
     }
@@ -232,7 +236,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     public var failuresTotal: Int?
     /// Lockouts begun since the start.
     public var lockoutsTotal: Int?
-    /// Time spent locked since the start, in seconds.
+    /// Time spent locked since the start, in seconds, counted at each unlock (the lock
+    /// under way is the time since `lockedSince`).
     public var lockedSeconds: Double?
     /// Input devices in use (touch panels and keypads).
     public var inputDevices: Int?
@@ -245,6 +250,8 @@ public struct Metrics: Codable, Hashable, Sendable {
     /// The last unlock, and the last failed attempt, since the daemon started.
     public var lastUnlock: Double?
     public var lastFailure: Double?
+    /// While locked out: when the next attempt is accepted.
+    public var lockoutUntil: Double?
     /// The daemon's version.
     public var version: String?
 
@@ -263,6 +270,7 @@ public struct Metrics: Codable, Hashable, Sendable {
         case lockedSince = "locked_since"
         case lastUnlock = "last_unlock"
         case lastFailure = "last_failure"
+        case lockoutUntil = "lockout_until"
         case version
     }
 }
@@ -295,7 +303,8 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     /// The server could not build the reply.
     public static let `internal` = ErrorCode(rawValue: "internal")
     /// The peer (SO_PEERCRED) may not make this request: status, subscribe, lock and
-    /// metrics need root or the socket's group; enroll needs root.
+    /// metrics need root or the socket's group; message needs root or the group of
+    /// `[socket] message_group`; enroll and reset_lockout need root.
     public static let forbidden = ErrorCode(rawValue: "forbidden")
     /// A field has a value the request does not take.
     public static let badValue = ErrorCode(rawValue: "bad_value")
@@ -308,6 +317,9 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     /// The lock screen cannot do it now: an enrollment on the screen while locked with a
     /// secret, while an attempt is checked or waited out, or during another enrollment.
     public static let busy = ErrorCode(rawValue: "busy")
+    /// `enroll` of a secret the config files set (secrets.conf): that one wins, so an
+    /// enrolled one would not count; nothing changed.
+    public static let shadowed = ErrorCode(rawValue: "shadowed")
 }
 
 /// The "error" object of a failed reply.
@@ -451,6 +463,15 @@ public struct Status: Codable, Hashable, Sendable {
     }
     /// The methods that have a secret.
     public var enrolled: [UnlockMethod]?
+    /// Where each method's secret that counts comes from ("pattern": "config"): the
+    /// config files (secrets.conf) win over a secret enrolled in the state file.
+    public var secretSource: [String: SecretSource]?
+    public enum SecretSource: String, Codable, Hashable, Sendable, CaseIterable {
+        case config, enrolled
+    }
+    /// The methods whose enrolled secret does not count, the config files setting one
+    /// too; absent when there are none.
+    public var secretsShadowed: [UnlockMethod]?
     /// The config files that hold a secret's hash and that others than root can read
     /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
     /// the root-only secrets file (README, "Secrets and lockout").
@@ -548,6 +569,8 @@ public struct Status: Codable, Hashable, Sendable {
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
         case secretsReadable = "secrets_readable"
+        case secretSource = "secret_source"
+        case secretsShadowed = "secrets_shadowed"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }

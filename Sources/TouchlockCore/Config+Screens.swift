@@ -58,6 +58,8 @@ public struct Messages: Hashable, Sendable {
     public var lockout = "Too many attempts. Try again in {time}"
     /// After a damaged or unreadable state file; {time} and {s} as for `lockout`.
     public var recordDamaged = "Lock record damaged. Try again in {time}"
+    /// After a state file others could have written: no attempt is accepted, no wait ends it.
+    public var recordUntrusted = "Lock record not trusted. Locked until an administrator puts it right"
     public var unlocked = "Unlocked"
     public var useCode = "Use code"
     public var usePattern = "Use pattern"
@@ -75,7 +77,7 @@ public struct Messages: Hashable, Sendable {
         return [patternPrompt, codePrompt, wrongPattern, wrongCode,
                 Self.fill(tooShort, ["min": minimumLength, "n": max(0, minimumLength - 1)]),
                 Self.fill(codeIncomplete, ["n": codeLength]), lockout(left: wait), lockout(left: wait, damagedRecord: true),
-                unlocked, enrollPattern, enrollPatternAgain, enrollCode, enrollCodeAgain, enrollMismatch]
+                recordUntrusted, unlocked, enrollPattern, enrollPatternAgain, enrollCode, enrollCodeAgain, enrollMismatch]
     }
 
     /// `template` with each `{name}` replaced.
@@ -198,6 +200,8 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.messages.lockout = try text(v) }, show: { $0.screens.messages.lockout }),
         Key(section: "messages", name: "record_damaged", flatName: nil,
             set: { c, v throws(BadValue) in c.screens.messages.recordDamaged = try text(v) }, show: { $0.screens.messages.recordDamaged }),
+        Key(section: "messages", name: "record_untrusted", flatName: nil,
+            set: { c, v throws(BadValue) in c.screens.messages.recordUntrusted = try text(v) }, show: { $0.screens.messages.recordUntrusted }),
         Key(section: "messages", name: "unlocked", flatName: "message_unlocked",
             set: { c, v throws(BadValue) in c.screens.messages.unlocked = try text(v) }, show: { $0.screens.messages.unlocked }),
         Key(section: "messages", name: "use_code", flatName: "label_use_code",

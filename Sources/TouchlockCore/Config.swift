@@ -16,6 +16,9 @@ public struct Config: Sendable {
     public var socketPath = Paths.socket
     /// Members of this group may use the control socket (status, subscribe, lock).
     public var socketGroup = "touchlock"
+    /// Members of this group may also set the lock screen's message (`[socket]
+    /// message_group`); nil: only root may.
+    public var messageGroup: String?
     /// The root-only file holding the lockout record and the secrets' hashes.
     public var statePath = Paths.stateFile
     public var lockoutSchedule = LockoutSchedule.gatekeeper
@@ -219,6 +222,14 @@ public struct Config: Sendable {
                 }
                 c.socketGroup = v
             }, show: { $0.socketGroup }),
+        Key(section: "socket", name: "message_group", flatName: nil,
+            set: { c, v throws(BadValue) in
+                if v.isEmpty { c.messageGroup = nil; return }
+                guard v.utf8.count <= 32, v.allSatisfy(isGroupNameCharacter) else {
+                    throw BadValue(message: "expected a group name or nothing, found '\(v)'")
+                }
+                c.messageGroup = v
+            }, show: { $0.messageGroup ?? "" }),
         // The built-in theme first: the colours after it (in a file, and as
         // --check-config prints them) override it.
         Key(section: "theme", name: "theme", flatName: "theme",

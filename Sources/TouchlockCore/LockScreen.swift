@@ -200,11 +200,11 @@ public struct LockScreen: Sendable {
         get { fingers.stillContacts }
         set { fingers.stillContacts = newValue }
     }
-    /// The lockout under way stands for a damaged or unreadable state file: the prompt
-    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
-    public var damagedRecord: Bool {
-        get { promptText.damagedRecord }
-        set { promptText.damagedRecord = newValue }
+    /// The lockout under way stands for a damaged or untrusted state file: the prompt
+    /// says so (`Prompt.recordFault`) until the lockout ends or is reset.
+    public var recordFault: RecordFault? {
+        get { promptText.recordFault }
+        set { promptText.recordFault = newValue }
     }
 
     public var scene: Scene {
@@ -489,9 +489,12 @@ public struct LockScreen: Sendable {
     }
 
     /// During a lockout the countdown changes every second: wake at the next whole second
-    /// (while the screen is on: off, only the lockout's end wakes it).
+    /// (while the screen is on: off, only the lockout's end wakes it). An untrusted record's
+    /// lockout has no countdown.
     private func countdownTick() -> [Action] {
-        guard power.lit, case .lockout(let until) = session.state, now < until else { return [] }
+        guard power.lit, promptText.recordFault != .untrusted, case .lockout(let until) = session.state, now < until else {
+            return []
+        }
         let left = (until - now).microseconds
         let step = left % 1_000_000 == 0 ? 1_000_000 : left % 1_000_000
         return [.armTimer(now + Interval(microseconds: step))]
@@ -515,7 +518,7 @@ public struct LockScreen: Sendable {
             }
         }
         if wasLockout {
-            if session.lockedOutUntil == nil { promptText.damagedRecord = false }
+            if session.lockedOutUntil == nil { promptText.recordFault = nil }
             out += redraw
             out += countdownTick()
         }
@@ -651,7 +654,7 @@ public struct LockScreen: Sendable {
     public mutating func resetLockout(at now: Instant) throws(EnrollRefusal) -> [Action] {
         self.now = max(self.now, now)
         guard session.resetLockout() else { throw .busy(session.state.name) }
-        promptText.damagedRecord = false
+        promptText.recordFault = nil
         var out: [Action] = [.redraw]
         if enrollment == nil, active == .code, session.acceptsInput {
             out += apply(pads.onCode { $0.reset(at: now) }, at: now)

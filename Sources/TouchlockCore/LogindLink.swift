@@ -13,6 +13,11 @@
 ///   locks, active again at the first touch or key (and said again at most once a
 ///   `activityRefresh` while touches go on: a session started or a hint set by another
 ///   process meanwhile is put right).
+/// - Only logind is believed (the logind layer drops any signal not from the owner of its
+///   name, which any local user can send on the system bus); how many were dropped is
+///   said at most once an `ignoredReport`, never once each.
+/// - Every PrepareForSleep(true) locks, even one with no wake-up since the last (a logind
+///   restarted mid-sleep never sends it): a sleep is never taken as one already locked for.
 public struct LogindLink: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         case askSeat(session: String)
@@ -41,6 +46,10 @@ public struct LogindLink: Equatable, Sendable {
     public private(set) var idleHint: Bool?
     private var activeSaid: Instant?
     public static let activityRefresh = Interval.milliseconds(60_000)
+    /// The count of signals not from logind last said, and when.
+    private var ignoredTold: UInt64 = 0
+    private var ignoredSaid: Instant?
+    public static let ignoredReport = Interval.milliseconds(60_000)
 
     public init(seat: String) { self.seat = seat }
 
@@ -56,6 +65,22 @@ public struct LogindLink: Equatable, Sendable {
     public mutating func disconnected() {
         if delay == .asked { delay = .none }
         locksAsked = []
+        // A new connection counts from 0.
+        ignoredTold = 0
+    }
+
+    /// Signals not from logind were dropped: `total` since connecting. What to log: the
+    /// first at once, then, once an `ignoredReport` has passed, the count since the last
+    /// line with the next that come (nil: nothing now).
+    public mutating func signalsIgnored(total: UInt64, at now: Instant) -> String? {
+        guard total > ignoredTold else { return nil }
+        let first = ignoredSaid == nil
+        if let said = ignoredSaid, now - said < Self.ignoredReport { return nil }
+        let n = total - ignoredTold
+        ignoredTold = total
+        ignoredSaid = now
+        return "logind: \(n) signal\(n == 1 ? "" : "s") from another connection than logind's dropped"
+            + (first ? " (any local user can send one on the system bus); counted, said at most once a minute" : "")
     }
 
     public mutating func sessionLockAsked(_ session: String) -> [Action] {
@@ -87,7 +112,11 @@ public struct LogindLink: Equatable, Sendable {
     /// PrepareForSleep: `before` a sleep, or after the wake-up.
     public mutating func prepareForSleep(before: Bool) -> [Action] {
         if before {
-            guard !sleeping else { return [] }
+            if sleeping {
+                // Only logind sends it: its PrepareForSleep(false) was lost (it restarted
+                // mid-sleep). Still a sleep, locked for as any.
+                Log.warning("logind: going to sleep again with no wake-up between: locking again")
+            }
             sleeping = true
             sleepPending = true
             if delay != .held {

@@ -24,9 +24,9 @@ public struct Prompt: Sendable {
 
     /// The notice shown instead of the instruction, until cleared.
     public private(set) var notice: String?
-    /// The lockout under way stands for a damaged or unreadable state file: the prompt
-    /// says so (`Messages.recordDamaged`) until the lockout ends or is reset.
-    public var damagedRecord = false
+    /// What the lockout under way stands for when it is not failures counted: the prompt
+    /// says so until the lockout ends or is reset.
+    public var recordFault: RecordFault?
 
     public init() {}
 
@@ -60,12 +60,27 @@ public struct Prompt: Sendable {
         case .wrong(let method, _):
             return method == .pattern ? m.wrongPattern : m.wrongCode
         case .lockout(let until):
-            let left = max(0, (until - screen.now).microseconds)
-            return m.lockout(left: Interval(microseconds: left), damagedRecord: damagedRecord)
+            let left = Interval(microseconds: max(0, (until - screen.now).microseconds))
+            switch recordFault {
+            case nil: return m.lockout(left: left)
+            case .damaged: return m.lockout(left: left, damagedRecord: true)
+            // No wait ends it: no countdown.
+            case .untrusted: return m.recordUntrusted
+            }
         case .storeFailed(let reason):
             return "Locked: cannot record the attempt (\(reason)). Touch to retry"
         case .unlocked:
             return m.unlocked
         }
     }
+}
+
+/// Why a lockout stands for the state file rather than for failures counted.
+public enum RecordFault: Sendable, Hashable {
+    /// It was damaged or unreadable at start-up: locked out as after `[lockout]
+    /// damaged_count` failures (`Messages.recordDamaged`, with the wait).
+    case damaged
+    /// Others could have written it: no attempt is accepted until root puts it right and
+    /// restarts the daemon (`Messages.recordUntrusted`, no wait to count down).
+    case untrusted
 }

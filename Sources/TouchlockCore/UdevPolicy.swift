@@ -82,10 +82,11 @@ public struct InputAdmission: Equatable, Sendable {
         if let out = leftOut(udev: udev, seat: seat) { return out }
         let capabilities = device.touchMode(quirk: quirk)
         var result = InputAdmission()
+        // .some(true), not true: Swift 6.0 does not see true, false and nil as covering a Bool?.
         switch (udev.flag("ID_INPUT_TOUCHSCREEN"), capabilities) {
-        case (true, .success), (nil, .failure), (false, .failure):
+        case (.some(true), .success), (.none, .failure), (.some(false), .failure):
             break
-        case (true, .failure(let why)):
+        case (.some(true), .failure(let why)):
             var direct = device
             direct.properties.insert(DeviceDescription.INPUT_PROP_DIRECT)
             if case .success = direct.touchMode(quirk: quirk) {
@@ -96,11 +97,11 @@ public struct InputAdmission: Equatable, Sendable {
                 result.touchscreen = .no("\(why)")
                 result.note = "udev tags it a touchscreen (ID_INPUT_TOUCHSCREEN=1), but it cannot be read as one: \(why)"
             }
-        case (false, .success):
+        case (.some(false), .success):
             let why = "udev sets ID_INPUT_TOUCHSCREEN=0"
             result.touchscreen = .no(why)
             result.note = "not a touchscreen: \(why), though its capabilities are a touchscreen's"
-        case (nil, .success):
+        case (.none, .success):
             let tags = ["ID_INPUT_MOUSE", "ID_INPUT_TABLET", "ID_INPUT_TOUCHPAD", "ID_INPUT_JOYSTICK", "ID_INPUT_KEY"]
                 .filter { udev.flag($0) == true }
             result.note = "udev does not tag it ID_INPUT_TOUCHSCREEN"

@@ -245,7 +245,7 @@ public final class DrmCard {
 
     /// `[display] mode` when the connector offers it, else its preferred mode (or its first).
     private func chooseMode(_ c: Connector) -> drmModeModeInfo {
-        let preferred = c.modes.first { $0.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0 } ?? c.modes[0]
+        let preferred: drmModeModeInfo = c.modes.first { $0.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0 } ?? c.modes[0]
         guard let mode else { return preferred }
         let offered = c.modes.map { (width: Int($0.hdisplay), height: Int($0.vdisplay), refresh: Int($0.vrefresh)) }
         if let i = mode.pick(offered) { return c.modes[i] }

@@ -8,6 +8,12 @@ import TouchlockSystem
 /// through CLogind (libsystemd is loaded when this connects, not at start); its
 /// connection's descriptor is polled by the loop and its timeout is a loop timer. Every
 /// request is asynchronous: a logind that is slow or gone never stalls the touch path.
+///
+/// Only logind is believed: a signal counts only from the current owner of
+/// org.freedesktop.login1, as the bus tells it. The system bus lets any local user send
+/// any signal to our connection; those are dropped in CLogind after one comparison, and
+/// only their count comes here (`ignoredSignals`, once per turn that had any). A turn
+/// dispatches at most `batch` messages: a flood waits its turn with the other descriptors.
 public final class LogindBus {
     public enum Event: Equatable, Sendable {
         /// The signal matches are installed: from now on Lock and PrepareForSleep are heard.
@@ -25,6 +31,11 @@ public final class LogindBus {
         case failed(Request, String)
         /// The connection is lost: nothing more comes from it.
         case disconnected(String)
+        /// The owner of org.freedesktop.login1 is known, or changed (nil: nobody owns it,
+        /// logind is not running): only its signals are believed.
+        case owner(String?)
+        /// Signals not from logind were dropped: `total` since connecting.
+        case ignoredSignals(total: UInt64)
     }
 
     public enum Request: Sendable {
@@ -38,6 +49,9 @@ public final class LogindBus {
     private var deadline: (at: Instant, timer: EventLoop.TimerID)?
     private let onEvent: (Event) -> Void
     private var sleepDelay: FileDescriptor?
+    private var ignoredTold: UInt64 = 0
+    /// Messages dispatched in one turn of the loop, at most.
+    public static let batch: Int32 = 64
 
     /// Connects to the system bus (loading libsystemd), and starts watching for logind's
     /// signals. Throws when there is no bus or no libsystemd (`cannotLoad`): the daemon
@@ -141,9 +155,11 @@ public final class LogindBus {
             onEvent(.sleepDelayTaken)
         case Int(TL_LOGIND_IDLE_HINT.rawValue):
             onEvent(.idleHintSet(session: path.flatMap { $0.isEmpty ? nil : $0 }, idle: number != 0))
+        case Int(TL_LOGIND_OWNER.rawValue):
+            onEvent(.owner(text))
         case Int(TL_LOGIND_FAILED.rawValue):
             let request: Request = switch Int(number) {
-            case Int(TL_LOGIND_WATCHING.rawValue): .watch
+            case Int(TL_LOGIND_WATCHING.rawValue), Int(TL_LOGIND_OWNER.rawValue): .watch
             case Int(TL_LOGIND_SESSION_SEAT.rawValue): .seat
             case Int(TL_LOGIND_SLEEP_DELAY.rawValue): .sleepDelay
             case Int(TL_LOGIND_IDLE_HINT.rawValue): .idleHint
@@ -155,16 +171,23 @@ public final class LogindBus {
         }
     }
 
-    /// Reads, writes and dispatches what is there; then waits for what sd-bus waits for.
+    /// Reads, writes and dispatches what is there, at most `batch` messages (the rest on
+    /// the next turn, a timer due now); then waits for what sd-bus waits for.
     private func process() {
         guard let h = handle else { return }
-        let r = tl_logind_process(h)
+        let r = tl_logind_process(h, Self.batch)
         guard r >= 0, handle != nil else {
             if handle != nil {
                 close()
                 onEvent(.disconnected("\(Errno(rawValue: -r))"))
             }
             return
+        }
+        let ignored = tl_logind_ignored(h)
+        if ignored != ignoredTold {
+            ignoredTold = ignored
+            onEvent(.ignoredSignals(total: ignored))
+            guard handle != nil else { return }
         }
         let wanted: IOInterest = (tl_logind_events(h) & Int32(POLLOUT)) != 0 ? [.readable, .writable] : .readable
         if wanted != interest {
@@ -174,7 +197,9 @@ public final class LogindBus {
         var usec: UInt64 = .max
         if let d = deadline { loop.cancel(d.timer) }
         deadline = nil
-        if tl_logind_timeout(h, &usec) >= 0, usec != .max {
+        // A full batch: what may be left goes on the next turn, after the other descriptors.
+        if r > 0 { usec = 0 } else if tl_logind_timeout(h, &usec) < 0 { usec = .max }
+        if usec != .max {
             let at = Instant(microseconds: Int64(clamping: usec))
             deadline = (at, loop.schedule(at: at) { [weak self] _ in
                 self?.deadline = nil

@@ -178,6 +178,7 @@ public final class Renderer {
             return
         }
         let (face, fromFile) = self.text.face(theme, for: text, bold: bold)
+        defer { cairo_font_face_destroy(face) }
         cairo_set_font_face(cr, face)
         cairo_set_font_size(cr, size)
         var line = self.text.line(text, in: cairo_get_scaled_font(cr))

@@ -9,6 +9,8 @@ import TouchlockSystem
 /// the tests draw on many, so its faces and caches are behind a lock.
 public final class TextSetter: Sendable {
     public static let shared = TextSetter()
+    /// At most this many faces found through fontconfig are kept.
+    static let faceLimit = 16
 
     private let lock = Mutex(())
     /// Used only under `lock`.
@@ -30,10 +32,19 @@ public final class TextSetter: Sendable {
         lock.withLock { _ in fonts.kept = images }
     }
 
-    /// The face lives as long as the setter (cairo's faces may be used on any thread).
+    /// The caller holds a reference to the face and lets go of it (cairo_font_face_destroy)
+    /// when done: the setter may let go of its own meanwhile (cairo's faces may be used on
+    /// any thread).
     func face(_ theme: Theme, for text: String, bold: Bool = false) -> (face: OpaquePointer, fromFile: Bool) {
-        lock.withLock { _ in fonts.face(theme, for: text, bold: bold) }
+        lock.withLock { _ in
+            let found = fonts.face(theme, for: text, bold: bold)
+            cairo_font_face_reference(found.face)
+            return found
+        }
     }
+
+    /// The font faces kept that were found through fontconfig.
+    var faceCount: Int { lock.withLock { _ in fonts.faceCount } }
 
     /// `text` set in `font` (a scaled font of one of these faces).
     func line(_ text: String, in font: OpaquePointer) -> ShapedLine {
@@ -60,8 +71,16 @@ private final class Fonts {
     /// A context of its own to measure in, with the renderers' font options.
     private let surface: OpaquePointer
     private let cr: OpaquePointer
-    /// Font faces by family and by the non-ASCII characters they must cover.
-    private var faces: [String: OpaquePointer] = [:]
+    /// Font faces found through fontconfig, by family, weight and the non-ASCII
+    /// characters they must cover, with when each was last used: at most
+    /// `TextSetter.faceLimit`, the one used longest ago let go of first. (Kept for ever,
+    /// every message with characters not seen together before added a face.) A face is
+    /// not shared between character sets: cairo keys its fonts, and the glyphs they keep,
+    /// by face, so one face for all text found in one file would keep every glyph ever
+    /// drawn in it up to cairo's own limit (16,384 glyphs, more memory than the faces).
+    private var faces: [String: (face: OpaquePointer, used: Int)] = [:]
+    /// Counts the faces' uses, for the one used longest ago.
+    private var uses = 0
     /// Widths measured, by text, face and size (let go of when it grows past `widthsLimit`).
     private var widths: [String: Double] = [:]
     private let widthsLimit = 4096
@@ -74,7 +93,7 @@ private final class Fonts {
     }
 
     deinit {
-        for f in faces.values { cairo_font_face_destroy(f) }
+        for f in faces.values { cairo_font_face_destroy(f.face) }
         for case let (face, probe)? in fileFaces.values {
             cairo_scaled_font_destroy(probe)
             cairo_font_face_destroy(face)
@@ -130,6 +149,8 @@ private final class Fonts {
         }
         return (fontconfigFace(family: theme.fontFamily, extra: extra, bold: bold), false)
     }
+
+    var faceCount: Int { faces.count }
 
     /// Faces read from a file, with a scaled font to look up characters in; nil for a
     /// file that cannot be read as a font.
@@ -193,8 +214,18 @@ private final class Fonts {
     /// glyphs (WenQuanYi Micro Hei when installed) while Latin text keeps the configured
     /// family.
     private func fontconfigFace(family: String, extra: [UInt32], bold: Bool) -> OpaquePointer {
+        uses += 1
         let key = family + (bold ? "|bold|" : "|") + extra.map { String($0, radix: 16) }.joined(separator: ",")
-        if let f = faces[key] { return f }
+        if let f = faces[key] {
+            faces[key]?.used = uses
+            return f.face
+        }
+        if faces.count >= TextSetter.faceLimit, let oldest = faces.min(by: { $0.value.used < $1.value.used }) {
+            // A face still set in a context, or held by a font cairo keeps, lives on there
+            // (cairo counts references) and is freed with it.
+            cairo_font_face_destroy(oldest.value.face)
+            faces.removeValue(forKey: oldest.key)
+        }
         let pattern = FcPatternCreate()
         _ = FcPatternAddString(pattern, FC_FAMILY, family)
         if bold { _ = FcPatternAddInteger(pattern, FC_WEIGHT, FC_WEIGHT_BOLD) }
@@ -206,7 +237,7 @@ private final class Fonts {
         // cairo completes the pattern (FcConfigSubstitute, FcFontMatch) when it makes the font.
         let f = cairo_ft_font_face_create_for_pattern(pattern)!
         FcPatternDestroy(pattern)
-        faces[key] = f
+        faces[key] = (f, uses)
         return f
     }
 

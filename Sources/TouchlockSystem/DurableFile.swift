@@ -7,13 +7,14 @@ public enum DurableFile {
     /// it over `path` and fsyncs the directory, so the file is either the old or the new
     /// one, never a mix, and the new one is on disk when this returns. The file is
     /// created with `mode`. On failure the temporary file is removed and `path` is untouched.
+    /// The temporary file is made new (`createTemporary`): nothing planted beside `path`
+    /// (a FIFO, a symbolic link) is opened, followed or removed.
     /// The fsyncs and the rename go through `SystemCalls.current` (tests slow them down or
     /// make them fail).
     public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
         let sys = SystemCalls.current
         let dir = directory(of: path)
-        let temp = path + ".new"
-        let fd = try SystemCall.check("open", temp) { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
+        let (fd, temp) = try createTemporary(beside: path, mode: mode)
         do throws(SystemError) {
             try SystemCall.check("fchmod", temp) { fchmod(fd, mode) }
             try bytes.withUnsafeBytes { b in Result { () throws(SystemError) in try IO.writeAll(fd, b, temp) } }.get()
@@ -34,6 +35,29 @@ public enum DurableFile {
         let dfd = try SystemCall.check("open", dir) { open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(dfd) }
         try SystemCall.check("fsync", dir) { sys.fsync(dfd) }
+    }
+
+    /// A new file beside `path`, open for writing: PATH.new.XXXXXXXXXXXXXXXX, 16 random hex
+    /// digits, created with O_EXCL and O_NOFOLLOW so that whatever is found at the name
+    /// (a FIFO whose open would wait for ever, a symbolic link to another file) is never
+    /// opened; another name is drawn then. Anyone who can write the directory can plant
+    /// a name, never guess the next one.
+    static func createTemporary(beside path: String, mode: mode_t) throws(SystemError) -> (fd: Int32, path: String) {
+        let sys = SystemCalls.current
+        var generator = SystemRandomNumberGenerator()
+        var tries = 0
+        while true {
+            let suffix = String(generator.next() as UInt64, radix: 16)
+            let temp = path + ".new." + String(repeating: "0", count: 16 - suffix.count) + suffix
+            do {
+                let fd = try SystemCall.check("open", temp) {
+                    sys.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+                }
+                return (fd, temp)
+            } catch where error.errno == Errno(rawValue: EEXIST) && tries < 100 {
+                tries += 1
+            }
+        }
     }
 
     /// The whole file, or nil if it does not exist.
@@ -80,6 +104,15 @@ public enum DurableFile {
 
 /// The kernel's random id of the running boot: a new one at every boot.
 public enum BootID {
+    /// When the running boot began, in seconds of the wall clock (`btime` in /proc/stat).
+    public static func startedAt(path: String = "/proc/stat") -> Int? {
+        guard let bytes = try? FileContents.read(path, limit: 1 << 20).bytes else { return nil }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("btime ") {
+            return Int(line.dropFirst(6).filter { $0 != " " })
+        }
+        return nil
+    }
+
     public static func current(path: String = "/proc/sys/kernel/random/boot_id") -> String? {
         guard let bytes = try? DurableFile.read(path) else { return nil }
         let s = String(decoding: bytes.filter { $0 > 32 && $0 < 127 }, as: UTF8.self)

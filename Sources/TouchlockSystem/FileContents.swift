@@ -14,6 +14,8 @@ public enum FileContents {
         public var owner: uid_t
         public var mode: mode_t
         public var size: Int
+        /// When its inode last changed (st_ctime, seconds of the wall clock).
+        public var changed: Int = 0
     }
 
     /// What a file that is not regular is, in an error.
@@ -45,7 +47,7 @@ public enum FileContents {
         let file = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY)
         try SystemCall.check("fstat", path) { fstat(file.rawValue, &st) }
         try refuse(st)
-        info = Info(owner: st.st_uid, mode: st.st_mode & 0o7777, size: Int(st.st_size))
+        info = Info(owner: st.st_uid, mode: st.st_mode & 0o7777, size: Int(st.st_size), changed: Int(st.st_ctim.tv_sec))
         return file
     }
 

@@ -11,18 +11,7 @@ public enum SystemLog {
         openlog(strdup(ident), LOG_PID, LOG_DAEMON)
     }
 
-    public static func write(_ level: LogLevel, _ message: String) {
-        clinux_syslog(priority(level), level == .bug ? "bug: " + message : message)
-    }
-
-    /// syslog's (and journald's) priority of a level.
-    public static func priority(_ level: LogLevel) -> Int32 {
-        switch level {
-        case .debug: LOG_DEBUG
-        case .info: LOG_INFO
-        case .warning: LOG_WARNING
-        case .error: LOG_ERR
-        case .bug: LOG_CRIT
-        }
+    public static func write(_ record: LogRecord) {
+        clinux_syslog(Int32(record.level.priority), record.level == .bug ? "bug: " + record.message : record.message)
     }
 }

@@ -8,7 +8,7 @@ import TouchlockSystem
 // on, each figure next to its floor (the same work with nothing of ours in it) and its
 // target. Figures are printed, never asserted.
 //
-//   swift run -c release touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon]
+//   swift run -c release touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon|messages]
 
 struct BenchOptions {
     var tiny = false
@@ -24,13 +24,13 @@ func parseOptions() -> BenchOptions {
         switch a {
         case "--tiny": o.tiny = true
         case "--only":
-            guard let v = args.popFirst() else { StandardStreams.error("--only needs input, frames or daemon"); exit(2) }
+            guard let v = args.popFirst() else { StandardStreams.error("--only needs input, frames, daemon or messages"); exit(2) }
             o.only.insert(v)
         case "--recordings":
             guard let v = args.popFirst() else { StandardStreams.error("--recordings needs a folder"); exit(2) }
             o.recordings = v
         default:
-            StandardStreams.error("usage: touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon]...")
+            StandardStreams.error("usage: touchlock-bench [--tiny] [--recordings DIR] [--only input|frames|daemon|messages]...")
             exit(2)
         }
     }
@@ -537,3 +537,55 @@ func benchDaemon(_ o: BenchOptions) {
 }
 
 if options.only.isEmpty || options.only.contains("daemon") { benchDaemon(options) }
+
+// MARK: 6. the lock screen's message
+
+/// Resident memory of a daemon shown 4,000 messages one after another over its socket,
+/// each with characters no message before had together (eight CJK characters, found
+/// through fontconfig), each waited for.
+func benchMessages(_ o: BenchOptions) {
+    let own = CommandLine.arguments[0]
+    let binDir = own.contains("/") ? String(own[..<own.lastIndex(of: "/")!]) : "."
+    let daemon = "\(binDir)/touchlockd"
+    guard access(daemon, X_OK) == 0 else { return }
+    var template = Array("/tmp/touchlock-bench-XXXXXX".utf8CString)
+    guard let d = mkdtemp(&template) else { return }
+    let dir = String(cString: d)
+    defer { _ = system("rm -rf '\(dir)'") }
+    guard let p = DaemonProcess(daemon: daemon, extra: ["--input", "evdev"], dir: dir) else { return }
+    defer { p.stop() }
+    guard p.waitForLog("first frame shown", seconds: 10) else { return }
+    let fd: Int32
+    do {
+        fd = try UnixSocket.make(nonBlocking: false)
+        try UnixSocket.connect(fd, to: "\(dir)/bench.sock")
+    } catch {
+        StandardStreams.output("(\(error): message figures skipped)")
+        return
+    }
+    defer { UnixSocket.close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    /// Sends one request line and waits for its reply line.
+    func ask(_ line: String) -> Bool {
+        guard (try? UnixSocket.send(fd, Array((line + "\n").utf8), blocking: true)) != nil else { return false }
+        while true {
+            guard let n = try? UnixSocket.receive(fd, into: &buffer, blocking: true), n > 0 else { return false }
+            if buffer[n - 1] == UInt8(ascii: "\n") { return true }
+        }
+    }
+    let count = o.tiny ? 400 : 4000
+    var rows: [[String]] = [["after start", "\(p.status("VmRSS")) kB"]]
+    for i in 0..<count {
+        let chars = (0..<8).map { k in String(Character(Unicode.Scalar(0x4E00 + (i * 8 + k * 977) % 20000)!)) }.joined()
+        guard ask(#"{"id":\#(i + 1),"request":"message","text":"Notice \#(i): \#(chars) closed"}"#) else { return }
+        if (i + 1) % (count / 4) == 0 { rows.append(["after \(i + 1) messages", "\(p.status("VmRSS")) kB"]) }
+    }
+    StandardStreams.output("")
+    StandardStreams.output("## 6. The lock screen's message: VmRSS over \(count) messages of new characters (1920x1080, headless)")
+    StandardStreams.output("")
+    row("daemon", "VmRSS")
+    row("---", "---")
+    for r in rows { row(r[0], r[1]) }
+}
+
+if options.only.isEmpty || options.only.contains("messages") { benchMessages(options) }

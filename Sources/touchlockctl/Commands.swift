@@ -40,8 +40,8 @@ enum Commands {
                             Shows TEXT on the lock screen, under the clock, instead of [screen] message,
                             until it is set again or removed; the daemon keeps it across restarts. Plain
                             text on one line, at most \(ScreenMessage.limit) characters, no control
-                            characters. --clear removes it (the configured message shows again). Root
-                            and the socket's group.
+                            characters. --clear removes it (the configured message shows again). Root,
+                            and the group [socket] message_group names, if any; not the socket's group.
                             """,
                         options: [socket, .flag("clear", help: "remove the message set before")],
                         arguments: [ArgumentSpec("TEXT", optional: true, help: "the message (quoted as one argument)")],
@@ -62,8 +62,8 @@ enum Commands {
                             without echo), hashes it and writes the hash into \(SecretFiles.defaultPath)
                             (mode 0600, written whole), with no daemon running. A pattern must be drawn
                             by a finger as written, on the grid and with the min_length and repeat
-                            policy in force; a code sets code_length too. A secret enrolled in the daemon's state takes
-                            precedence.
+                            policy in force; a code sets code_length too. It wins over a secret
+                            enrolled in the daemon's state.
                             """,
                         options: patternRules + [
                             OptionSpec("file", value: "FILE", help: "the secrets file (default \(SecretFiles.defaultPath))"),

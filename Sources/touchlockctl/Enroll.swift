@@ -5,21 +5,48 @@ import TouchlockCore
 import TouchlockSecrets
 import TouchlockSystem
 
+/// The terminal's settings from before echo was turned off, while a secret is read, for
+/// `echoBack` to put back if a signal ends the program then (Ctrl-C at the prompt): the
+/// shell would otherwise be left with echo off.
+nonisolated(unsafe) private var echoSaved = termios()
+nonisolated(unsafe) private var echoOff: sig_atomic_t = 0
+
+/// A signal that ends the program while echo is off: the terminal's settings back, then
+/// the signal's default action (the handler is reset on entry; the signal raised here is
+/// delivered once it returns).
+private func echoBack(_ signal: Int32) {
+    if echoOff != 0 {
+        tcsetattr(0, TCSANOW, &echoSaved)
+        _ = write(2, "\n", 1)
+    }
+    raise(signal)
+}
+
 /// Reads one line from standard input into a buffer the caller wipes. On a terminal
-/// it prompts on stderr and turns echo off.
+/// it prompts on stderr and turns echo off, until the line is read or a signal (SIGINT,
+/// SIGQUIT, SIGTERM, SIGHUP) ends the program.
 func readSecretLine(prompt: String) -> [UInt8]? {
-    let tty = isatty(0) == 1
-    var saved = termios()
+    var quiet = termios()
+    let tty = isatty(0) == 1 && tcgetattr(0, &quiet) == 0
     if tty {
-        writeError(prompt)
-        tcgetattr(0, &saved)
-        var quiet = saved
+        echoSaved = quiet
+        for s in [SIGINT, SIGQUIT, SIGTERM, SIGHUP] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { echoBack($0) }
+            action.sa_flags = Int32(truncatingIfNeeded: SA_RESETHAND)
+            sigemptyset(&action.sa_mask)
+            sigaction(s, &action, nil)
+        }
+        echoOff = 1
         quiet.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(0, TCSAFLUSH, &quiet)
+        // Only now: what is typed after the prompt shows is neither echoed nor flushed.
+        writeError(prompt)
     }
     defer {
         if tty {
-            tcsetattr(0, TCSAFLUSH, &saved)
+            tcsetattr(0, TCSAFLUSH, &echoSaved)
+            echoOff = 0
             writeError("\n")
         }
     }

@@ -5,12 +5,10 @@ import TouchlockSecrets
 import TouchlockSystem
 
 /// `touchlockctl hash-code`: reads a code (`CodeRules`: digits only) from standard input
-/// and prints its salted hash for the `code_hash` setting, which belongs in a file only
+/// (on a terminal, asked for without echo) and prints its salted hash for the `code_hash` setting, which belongs in a file only
 /// root can read (`set-secret` writes it there). The code never appears on a command line.
 func hashCodeCommand(_ invocation: Invocation) -> Int32 {
-    var line = [UInt8]()
-    var byte: UInt8 = 0
-    while read(0, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
+    var line = readSecretLine(prompt: "Code: ") ?? []
     defer { SecretHash.wipe(&line) }
     while line.last == UInt8(ascii: "\r") || line.last == UInt8(ascii: " ") { line.removeLast() }
     var digits: [UInt8]

@@ -52,15 +52,13 @@ struct PatternRules {
 
 /// `touchlockctl hash-pattern [--grid RxC] [--min-length N] [--repeat never|allowed]
 /// [-C FILE]`: reads a pattern (node numbers from 0, row-major, separated by '-' or ',')
-/// from standard input and prints its salted hash. Only a pattern a finger can draw as
+/// from standard input (on a terminal, asked for without echo) and prints its salted hash. Only a pattern a finger can draw as
 /// written, on the grid and with the minimum length and repeat policy in force, is
 /// hashed. The pattern never appears on a command
 /// line.
 func hashPatternCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let rules = try PatternRules(invocation, command: "hash-pattern")
-    var line = [UInt8]()
-    var byte: UInt8 = 0
-    while read(0, &byte, 1) == 1 && byte != UInt8(ascii: "\n") { line.append(byte) }
+    var line = readSecretLine(prompt: "Pattern: ") ?? []
     defer { SecretHash.wipe(&line) }
     let pattern = rules.pattern(String(decoding: line, as: UTF8.self), command: "hash-pattern")
     var bytes = pattern.secretBytes

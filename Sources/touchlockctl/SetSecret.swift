@@ -52,13 +52,19 @@ func setSecretCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     do { existing = try DurableFile.read(file).map { String(decoding: $0, as: UTF8.self) } } catch {
         fail("set-secret: cannot read \(file): \(error)")
     }
+    // Written in the form the file has (`[pattern]` / `hash =`, or `pattern_hash =`), and
+    // read back with the daemon's parser first: a file it would refuse is not written.
+    let text = SecretFiles.updated(existing, setting: settings)
+    do throws(SecretFiles.Refusal) { try SecretFiles.check(text, named: file, setting: settings) } catch {
+        fail("set-secret: \(file) left as it was: \(error)")
+    }
     do {
         try DurableFile.makeDirectory(DurableFile.directory(of: file), mode: 0o755)
-        try DurableFile.replace(file, with: Array(SecretFiles.updated(existing, setting: settings).utf8), mode: 0o600)
+        try DurableFile.replace(file, with: Array(text.utf8), mode: 0o600)
     } catch {
         fail("set-secret: cannot write \(file): \(error)")
     }
     printLine("\(method.rawValue) stored in \(file) (mode 0600); touchlockd uses it from its next start"
-              + " (a \(method.rawValue) enrolled in its state takes precedence)")
+              + " (it wins over a \(method.rawValue) enrolled in its state)")
     return Exit.ok
 }

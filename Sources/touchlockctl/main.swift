@@ -128,57 +128,63 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
 
 /// How long the hand-back may take after the unlock before `wait-unlock` gives up.
 let handBackTimeout = Interval.milliseconds(10_000)
-/// How long touchlockd may be away (not listening, or not answering) before the unlock
-/// before `wait-unlock` gives up: systemd brings a crashed or hung daemon back within
-/// seconds (Restart=, WatchdogSec=).
-let daemonGoneTimeout = Interval.milliseconds(120_000)
 /// How long a request may wait for its reply.
 let replyTimeout = Interval.milliseconds(5000)
+/// The pause before trying touchlockd again: doubled after each try that found no daemon
+/// or a busy one, up to the longest; back to the first once a daemon answered.
+let retryFirst = Interval.milliseconds(200)
+let retryLongest = Interval.milliseconds(5000)
 
-/// Waits for the unlock and the hand-back. Until the unlock, a daemon that is away (not
-/// started yet, restarting, crashed, stopped by a signal, upgraded) is waited for: the
-/// device is still locked, and the daemon after it tells the unlock. A kiosk ordered after
-/// this must never start early, so nothing but the unlock, a refusal (`EACCES`, an error
-/// reply) or a timeout ends it.
+/// Waits for the unlock and the hand-back: the gate a kiosk app is ordered behind, which
+/// opens (exit 0) only on the unlock. Until then, a daemon that is away (not started yet,
+/// failing to start, restarting, crashed, stopped by a signal, upgraded) or busy (all its
+/// client slots taken) is waited for, however long, trying again at growing intervals:
+/// the device is still locked, and the daemon after it tells the unlock. Only a refusal
+/// that waiting cannot cure (`EACCES`, an error reply such as `forbidden`), `--timeout`,
+/// or a hand-back that does not come end it, with status 1.
 func waitUnlock(socket: String, timeout: Interval?) -> Int32 {
     let deadline = timeout.map { EventLoop.now() + $0 }
-    var awaySince: Instant?
-    var told: String?
+    // Each reason is told once while the daemon stays away (a busy daemon's refusal and
+    // its closed connection may alternate), again once one has answered in between.
+    var told: Set<String> = []
+    var pause = retryFirst
     while true {
         let why: String
         do {
             let client = try ControlClient.connect(path: socket)
             switch waitUnlock(client, until: deadline) {
             case .done(let status): return status
-            case .lost(let reason): why = reason
+            case .lost(let reason, let answered):
+                why = reason
+                if answered {
+                    pause = retryFirst
+                    told = []
+                }
             }
-            awaySince = nil
         } catch {
             if case .system(let e) = error, e.errno == .permissionDenied || e.errno == .notPermitted {
                 fail("cannot connect to \(socket): \(e.errno)")
             }
+            if case .untrusted = error { fail("cannot connect to \(socket): \(error)") }
             why = "\(error)"
         }
-        let now = EventLoop.now()
-        let since = awaySince ?? now
-        awaySince = since
-        if why != told {
+        if told.insert(why).inserted {
             StandardStreams.error("touchlockctl: wait-unlock: \(why); still locked, waiting for touchlockd")
-            told = why
         }
+        let now = EventLoop.now()
         if let deadline, now >= deadline { fail("timed out waiting for an unlock (\(why))") }
-        if now - since >= daemonGoneTimeout {
-            fail("touchlockd was away for \(daemonGoneTimeout.milliseconds / 1000) s before the unlock (\(why))")
-        }
-        usleep(200_000)
+        let wait = deadline.map { min(pause, $0 - now) } ?? pause
+        usleep(UInt32(clamping: max(wait.microseconds, 0)))
+        pause = min(Interval(microseconds: pause.microseconds.saturatingMultiplied(by: 2)), retryLongest)
     }
 }
 
 enum WaitOutcome {
     /// Unlocked and handed back, or a failure said: the exit status.
     case done(Int32)
-    /// The daemon went away or stopped answering before the unlock: why.
-    case lost(String)
+    /// The daemon went away, stopped answering or was busy before the unlock: why, and
+    /// whether it had taken this client in (subscribed it) first.
+    case lost(String, answered: Bool)
 }
 
 /// One connection's wait.
@@ -189,8 +195,20 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
     // started then finds its VT shown.
     var statusLine = ""
     for kind in [RequestKind.subscribe, .status] {
-        do { statusLine = try answer(client, kind, echo: false) } catch {
-            return .lost("\(kind.rawValue): \(error)")
+        do { statusLine = try client.request(kind, timeout: replyTimeout) } catch {
+            return .lost("\(kind.rawValue): \(error)", answered: kind != .subscribe)
+        }
+        guard let header = try? client.decode(ReplyHeader.self, from: statusLine) else {
+            StandardStreams.error("touchlockctl: wait-unlock: \(kind.rawValue): unreadable reply: \(statusLine)")
+            return .done(Exit.failure)
+        }
+        if let error = header.error, error.code.isTransient {
+            // Too many clients, say: another try later may be let in.
+            return .lost("\(kind.rawValue): \(error)", answered: false)
+        }
+        guard header.ok else {
+            StandardStreams.error("touchlockctl: wait-unlock: \(kind.rawValue): \(header.error?.description ?? "failed")")
+            return .done(Exit.failure)
         }
     }
     var unlockedLine: String?
@@ -217,7 +235,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
                     printLine(unlockedLine)
                     return .done(Exit.ok)
                 }
-                return .lost("touchlockd closed the connection")
+                return .lost("touchlockd closed the connection", answered: true)
             }
             switch event {
             case .unlocked:
@@ -245,7 +263,7 @@ func waitUnlock(_ client: ControlClient, until deadline: Instant?) -> WaitOutcom
         } catch {
             // Also after the unlock: the next daemon's status tells whether the screen was
             // handed back.
-            return .lost("\(error)")
+            return .lost("\(error)", answered: true)
         }
     }
 }

@@ -73,6 +73,8 @@ final class Daemon {
     private var lockedSinceWall: Double? = WallClock.now()
     private var lastUnlockWall: Double?
     private var lastFailureWall: Double?
+    /// The lockout's end as the time of day, while one lasts.
+    private var lockoutUntilWall: Double?
     /// The node_exporter textfile, when `[metrics] textfile` names one.
     var textfile: MetricsTextfile?
     /// `lock` requests waiting for the display.
@@ -167,7 +169,7 @@ final class Daemon {
         if let left = lock.builder.layout?.infoLeftOut, !left.isEmpty {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
-        lock.damagedRecord = store.damage != nil || store.untrusted != nil
+        lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
         lock.covers(withTerminal: self.covering.hasTerminal)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
@@ -177,6 +179,9 @@ final class Daemon {
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
         }
+        // The frames counted: the textfile follows them with the next change, or within
+        // its lazy interval (a countdown redraws every second).
+        presenter.onPresented = { [unowned self] in self.textfile?.changedLazily() }
         watch(presenter.display)
         presenter.onFirstFrame = { [unowned self] in
             Log.info("first frame shown")
@@ -209,7 +214,7 @@ final class Daemon {
     private func saveRuntime() {
         guard let runtime else { return }
         if let error = runtime.save(runtimeRecord) {
-            Log.warning("\(runtime.path): \(error) (a restart will start locked)")
+            Log.warning("\(runtime.path): \(error)")
         }
     }
 
@@ -480,16 +485,22 @@ final class Daemon {
         count(event)
         switch event {
         case .unlocked(let m, _):
-            Log.info("unlocked by \(m.rawValue)")
+            Log.event(.unlocked, .notice, "unlocked by \(m.rawValue)", [.init("TOUCHLOCK_METHOD", m.rawValue)])
             if options.once { presenter.stopWhenShown() }
         case .duress(let m, _):
-            Log.info("duress \(m.rawValue) given")
+            Log.event(.duress, .warning, "duress \(m.rawValue) given", [.init("TOUCHLOCK_METHOD", m.rawValue)])
         case .failed(let m, let failures, let retry):
-            Log.info("wrong \(m.rawValue); \(failures) failure(s) in a row; next attempt in \(retry.milliseconds < 60_000 ? "\(retry.milliseconds) ms" : retry.countdown)")
+            Log.event(.wrongAttempt, .notice,
+                      "wrong \(m.rawValue); \(failures) failure(s) in a row; next attempt in \(retry.milliseconds < 60_000 ? "\(retry.milliseconds) ms" : retry.countdown)",
+                      [.init("TOUCHLOCK_METHOD", m.rawValue), .init("TOUCHLOCK_ATTEMPTS", "\(failures)")])
         case .storeFailed(let m, let reason):
-            Log.error("wrong \(m.rawValue), not stored (\(reason)); input stays blocked until it is")
+            Log.event(.storeFailed, .error, "wrong \(m.rawValue), not stored (\(reason)); input stays blocked until it is",
+                      [.init("TOUCHLOCK_METHOD", m.rawValue), .init("TOUCHLOCK_REASON", reason)])
         case .lockout(let until):
-            Log.info("locked out for \((until - EventLoop.now()).countdown)")
+            let wait = until - EventLoop.now()
+            Log.event(.lockoutStarted, .warning, "locked out for \(wait.countdown)",
+                      [.init("TOUCHLOCK_ATTEMPTS", "\(lock.session.failures)"),
+                       .init("TOUCHLOCK_LOCKOUT_SECONDS", "\((wait.milliseconds + 999) / 1000)")])
         case .locked:
             Log.info("locked")
         case .progress(let entered, let total):
@@ -523,6 +534,7 @@ final class Daemon {
             unlocks[m.rawValue, default: 0] += 1
             if let since = lockedSince { lockedMicroseconds &+= (now - since).microseconds }
             lockedSince = nil
+            lockoutUntilWall = nil
             lockedSinceWall = nil
             lastUnlockWall = WallClock.now()
         case .locked:
@@ -533,7 +545,9 @@ final class Daemon {
         case .failed:
             failuresTotal &+= 1
             lastFailureWall = WallClock.now()
-        case .lockout: lockoutsTotal += 1
+        case .lockout(let until):
+            lockoutsTotal += 1
+            lockoutUntilWall = WallClock.now() + Double((until - now).microseconds) / 1e6
         case .duress, .storeFailed, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
     }
@@ -542,10 +556,14 @@ final class Daemon {
         guard armedTimers.insert(t).inserted else { return }
         loop.schedule(at: t) { [unowned self] now in
             self.armedTimers.remove(t)
+            let before = Status.State(self.lock.session.state)
             let actions = self.lock.timer(at: now)
             // The idle lock.
             if actions.contains(where: { if case .notify(.locked) = $0 { true } else { false } }) { self.onIdle?() }
             self.perform(actions)
+            // A lockout's or an error's end changes the state with no event: the textfile
+            // says so now, not at the next event.
+            if Status.State(self.lock.session.state) != before { self.textfile?.changed() }
         }
     }
 
@@ -560,6 +578,10 @@ final class Daemon {
         s.vt = terminal?.number
         if lock.cover.lockPending { s.lockPending = true }
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
+        var sources: [String: Status.SecretSource] = [:]
+        for m in [UnlockMethod.pattern, .code] { sources[m.rawValue] = store.source(for: m) }
+        s.secretSource = sources
+        if !store.shadowed.isEmpty { s.secretsShadowed = store.shadowed }
         s.vtReason = terminalAbsence
         s.power = presenter.blank ? .blank : .awake
         s.message = info.message
@@ -608,10 +630,12 @@ final class Daemon {
         do { try store.store(LockoutRecord()) } catch {
             return .failure(controlError(error))
         }
-        Log.info("lockout reset by \(who): \(failures) failure(s) cleared")
+        Log.event(.lockoutReset, .notice, "lockout reset by \(who): \(failures) failure(s) cleared",
+                  [.init("TOUCHLOCK_ATTEMPTS", "\(failures)")])
         do { perform(try lock.resetLockout(at: EventLoop.now())) } catch {
             Log.bug("lockout reset refused after it was stored: \(error)")
         }
+        textfile?.changed()
         return .success(Status.State(lock.session.state))
     }
 
@@ -647,14 +671,14 @@ final class Daemon {
         m.unlocks = unlocks
         m.failuresTotal = failuresTotal
         m.lockoutsTotal = lockoutsTotal
-        let now = EventLoop.now()
-        let current = lockedSince.map { (now - $0).microseconds } ?? 0
-        m.lockedSeconds = Double(lockedMicroseconds &+ current) / 1e6
+        // Counted at each unlock: a figure read late (the textfile) is never stale.
+        m.lockedSeconds = Double(lockedMicroseconds) / 1e6
         m.inputDevices = inputs?.deviceCount ?? 0
         m.outputs = presenters.filter { !$0.isReleased && $0.display.state.isActive }.count
         m.lockedSince = lockedSinceWall
         m.lastUnlock = lastUnlockWall
         m.lastFailure = lastFailureWall
+        m.lockoutUntil = lock.session.lockedOutUntil == nil ? nil : lockoutUntilWall
         m.version = TouchlockVersion.current
         return m
     }
@@ -663,6 +687,11 @@ final class Daemon {
     func enroll(_ kind: SecretKind, _ hash: String?) -> ControlError? {
         if let hash, !SecretHash.isUsable(hash) {
             return ControlError(.badValue, "\"hash\" is not a crypt(5) hash libxcrypt can use")
+        }
+        // An enrolled secret the config files shadow would be stored and never count.
+        if hash != nil, kind != .duress, let why = store.enrollmentShadowed(kind.method) {
+            Log.warning("enrollment of a \(kind) refused: \(why)")
+            return ControlError(.shadowed, why)
         }
         do { try store.setSecret(kind, hash: hash) } catch { return controlError(error) }
         return nil
@@ -683,6 +712,10 @@ final class Daemon {
     /// the input are taken back until the enrollment ends), or while locked when no
     /// secret exists for it.
     func enrollOnScreen(_ method: UnlockMethod, client: Int? = nil) -> ControlError? {
+        if let why = store.enrollmentShadowed(method) {
+            Log.warning("enrollment of a \(method.rawValue) on the screen refused: \(why)")
+            return ControlError(.shadowed, why)
+        }
         let actions: [LockScreen.Action]
         do {
             // After a damaged record a secret may have been lost with it: no enrollment on
@@ -707,6 +740,7 @@ final class Daemon {
         // A panel is never left dark by a daemon that is gone.
         for b in backlights.values { b.switchOn() }
         textfile?.flush()
+        info.finish()
         textImageFile.save(textImages)
         // Locked: the screen stays covered through a stop, a restart, an upgrade, with
         // the outputs as they are (their last frame on the screen); only a removal of

@@ -94,6 +94,11 @@ final class Logind {
             case .idleHint: Log.debug("logind: cannot set the idle hint: \(why)")
             case .signal: Log.warning("logind: \(why)")
             }
+        case .owner(let owner):
+            Log.info(owner.map { "logind: its signals are believed from \($0) only, the owner of org.freedesktop.login1" }
+                     ?? "logind: org.freedesktop.login1 has no owner (logind is not running): no signal is believed")
+        case .ignoredSignals(let total):
+            if let line = link.signalsIgnored(total: total, at: EventLoop.now()) { Log.warning(line) }
         case .disconnected(let why):
             Log.warning("logind: the system bus connection is lost (\(why)); connecting again")
             link.disconnected()

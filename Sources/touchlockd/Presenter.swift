@@ -36,6 +36,8 @@ final class Presenter {
     var onReleased: (() -> Void)?
     /// Called when a frame is shown, with the newest input event it reflects.
     var onShown: ((Instant) -> Void)?
+    /// Called when a frame has been submitted (counted in `framesPresented`).
+    var onPresented: (() -> Void)?
     /// Time of the input event whose effect is waiting to be presented.
     private var pendingEventTime: Instant?
     /// The input event behind the frame in flight, for event-to-shown latency.
@@ -197,6 +199,7 @@ final class Presenter {
         unpresented.removeAll()
         framesPresented += 1
         if framesPresented == 1 { onFirstSubmit?() }
+        onPresented?()
         if let t = pendingEventTime {
             eventToSubmit.record(EventLoop.now() - t)
             inFlightEventTime = t

@@ -4,8 +4,9 @@ import TouchlockSystem
 
 /// The message set over the socket (`touchlockctl message`), kept between starts in a
 /// file beside the state file: its UTF-8 text, 0600, written as the state file is (a new
-/// file, fsync, rename); trusted as the state file is (root's or ours, written by nobody
-/// else), and checked again as a message when read. No file, or an empty one: no message.
+/// file, fsync, rename), off the event loop (`LatestFileWriter`); trusted as the state file
+/// is (root's or ours, written by nobody else), and checked again as a message when read.
+/// No file, or an empty one: no message.
 struct MessageFile {
     let path: String
     /// False beside a state file that is not trusted: nothing is read or written there.
@@ -21,7 +22,7 @@ struct MessageFile {
         guard trusted else { return nil }
         do {
             guard let (bytes, info) = try DurableFile.readWithOwner(path) else { return nil }
-            if let why = StateStore.distrust(path, file: info) {
+            if let why = FileTrust.distrust(path, file: info) {
                 Log.warning("\(why); the message in it is not shown")
                 return nil
             }
@@ -40,17 +41,11 @@ struct MessageFile {
         }
     }
 
-    /// Writes `text` (nil: an empty file, no message); the error, if it could not be.
-    func save(_ text: String?) -> String? {
-        guard trusted else { return "the state file is not trusted: nothing is written beside it" }
-        do {
-            try DurableFile.makeDirectory(DurableFile.directory(of: path))
-            try DurableFile.replace(path, with: Array((text ?? "").utf8), mode: 0o600)
-            return nil
-        } catch {
-            return "\(error)"
-        }
-    }
+    /// The file's contents for `text` (nil: empty, no message).
+    static func bytes(_ text: String?) -> [UInt8] { Array((text ?? "").utf8) }
+
+    /// The message in contents written by `bytes`.
+    static func text(_ bytes: [UInt8]) -> String? { bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
 }
 
 /// What the lock screen's information area says: the local time each minute (a
@@ -64,6 +59,9 @@ final class ScreenInfoKeeper {
     let configMessage: String?
     private(set) var socketMessage: String?
     let file: MessageFile
+    /// Writes the message file off the loop, the latest message asked for winning; nil if
+    /// it cannot be had (nothing is written then).
+    private let writer: LatestFileWriter?
     private var timer: MinuteTimer?
     /// Told the text whenever it changes.
     var show: ((InfoText) -> Void)?
@@ -73,6 +71,14 @@ final class ScreenInfoKeeper {
         configMessage = config.screens.message
         file = MessageFile(statePath: config.statePath, trusted: trusted)
         socketMessage = file.load()
+        if file.trusted {
+            do { writer = try LatestFileWriter(path: file.path, mode: 0o600, loop: loop) } catch {
+                Log.warning("\(file.path): \(error); a message cannot be set")
+                writer = nil
+            }
+        } else {
+            writer = nil
+        }
         var twelve = false
         if clock != .off {
             LocalTime.useLocale()
@@ -124,16 +130,39 @@ final class ScreenInfoKeeper {
         tell()
     }
 
-    /// Sets (or, with nil, removes) the message set over the socket: stored first, then
-    /// shown; nil on success.
-    func setMessage(_ text: String?, by who: String) -> ControlError? {
-        if let error = file.save(text) {
-            Log.warning("\(file.path): \(error)")
-            return ControlError(.storeFailed, "cannot write \(file.path): \(error)")
+    /// Sets (or, with nil, removes) the message set over the socket: stored first, off the
+    /// loop, then shown; `done` is called on the loop once it is stored (or a message set
+    /// after it is: only the latest is written when several come during one write), with
+    /// nil, or the error.
+    func setMessage(_ text: String?, by who: String, done: @escaping (ControlError?) -> Void) {
+        guard let writer else {
+            let why = file.trusted ? "the message file cannot be written" : "the state file is not trusted: nothing is written beside it"
+            Log.warning("\(file.path): \(why)")
+            return done(ControlError(.storeFailed, "cannot write \(file.path): \(why)"))
         }
-        socketMessage = text
-        Log.info("message \(text == nil ? "removed" : "set (\(text!.unicodeScalars.count) characters)") by \(who)")
-        tell()
-        return nil
+        let bytes = MessageFile.bytes(text)
+        writer.write(bytes) { [unowned self] error, written in
+            if let error {
+                Log.warning("\(self.file.path): \(error)")
+                return done(ControlError(.storeFailed, "cannot write \(self.file.path): \(error)"))
+            }
+            if written == bytes {
+                Log.info("message \(text == nil ? "removed" : "set (\(text!.unicodeScalars.count) characters)") by \(who)")
+            } else {
+                Log.debug("message from \(who) stored over by a later one before it was written")
+            }
+            let shown = MessageFile.text(written)
+            if shown != self.socketMessage {
+                self.socketMessage = shown
+                self.tell()
+            }
+            done(nil)
+        }
     }
+
+    /// Writes a message still waiting (at shutdown).
+    func finish() { writer?.finish() }
+
+    /// Message files written since the start.
+    var messageWrites: Int { writer?.writes ?? 0 }
 }

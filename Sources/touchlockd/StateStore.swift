@@ -1,4 +1,5 @@
 import Glibc
+import TouchlockControl
 import TouchlockCore
 import TouchlockSystem
 
@@ -37,12 +38,56 @@ final class StateStore {
     /// boot's monotonic clock).
     var sameBoot: Bool { stored.bootID != nil && stored.bootID == bootID }
 
-    /// The hash an attempt by `method` is checked against. A secret enrolled (stored in
-    /// the state file) takes precedence over the one in the config files.
+    /// The hash an attempt by `method` is checked against. The config files are the
+    /// fleet's source of truth (secrets.conf, pushed by configuration management): a
+    /// secret there wins over one enrolled (stored in the state file), which is then
+    /// shadowed (`shadowed`: logged at start and at its enrollment, and in status).
     func secretHash(for method: UnlockMethod) -> String? {
+        switch source(for: method) {
+        case .config: configured(method)
+        case .enrolled: enrolled(method)
+        case nil: nil
+        }
+    }
+
+    /// Where the secret of `method` that counts comes from; nil: there is none.
+    func source(for method: UnlockMethod) -> Status.SecretSource? {
+        if configured(method) != nil { return .config }
+        if enrolled(method) != nil { return .enrolled }
+        return nil
+    }
+
+    /// Why a secret of `method` enrolled now would not count (the config files set one,
+    /// which wins); nil when it would.
+    func enrollmentShadowed(_ method: UnlockMethod) -> String? {
+        guard configured(method) != nil else { return nil }
+        return "the config files set the \(method.rawValue) (secrets.conf), which wins over an enrolled one: set it there (touchlockctl set-secret) or remove it there first"
+    }
+
+    /// The methods whose enrolled secret does not count: the config files set one too.
+    var shadowed: [UnlockMethod] {
+        [UnlockMethod.pattern, .code].filter { configured($0) != nil && enrolled($0) != nil }
+    }
+
+    /// Says that the enrolled secret of `method` does not count, if so.
+    func logShadowed(_ method: UnlockMethod) {
+        guard shadowed.contains(method) else { return }
+        Log.event(.secretShadowed, .warning,
+                  "the \(method.rawValue) enrolled in \(path) does not count: the config files set one, which wins (remove it there to use the enrolled one)",
+                  [.init("TOUCHLOCK_METHOD", method.rawValue), .init("TOUCHLOCK_SOURCE", Status.SecretSource.config.rawValue)])
+    }
+
+    private func configured(_ method: UnlockMethod) -> String? {
         switch method {
-        case .pattern: stored.patternHash ?? configuredPattern
-        case .code: stored.codeHash ?? configuredCode
+        case .pattern: configuredPattern
+        case .code: configuredCode
+        }
+    }
+
+    private func enrolled(_ method: UnlockMethod) -> String? {
+        switch method {
+        case .pattern: stored.patternHash
+        case .code: stored.codeHash
         }
     }
 
@@ -101,6 +146,11 @@ final class StateStore {
             Log.error("cannot store the \(kind.rawValue) secret in \(path): \(error)")
             throw error
         }
+        switch kind {
+        case .pattern: logShadowed(.pattern)
+        case .code: logShadowed(.code)
+        case .duress: break
+        }
     }
 
     /// Writes `state` durably and keeps it.
@@ -116,30 +166,5 @@ final class StateStore {
         }
         stored = state
         damage = nil
-    }
-}
-
-extension StateStore {
-    /// Why the state file at `path` cannot be trusted, or nil: the file (`file`, as read;
-    /// nil if there is none yet) and its directory must belong to root or to the
-    /// daemon's user and be writable by no one else. Another owner, or a group or others
-    /// allowed to write, could replace the record with one of their own: the CRC finds
-    /// damage, not forgery.
-    static func distrust(_ path: String, file: FileContents.Info?) -> String? {
-        let me = geteuid()
-        func check(_ what: String, _ owner: uid_t, _ mode: mode_t) -> String? {
-            if owner != 0 && owner != me {
-                return "\(what) is owned by uid \(owner), not root\(me == 0 ? "" : " or uid \(me)")"
-            }
-            if mode & 0o022 != 0 {
-                return "\(what) is writable by \(mode & 0o002 != 0 ? "others" : "its group") (mode \(String(mode & 0o7777, radix: 8)))"
-            }
-            return nil
-        }
-        if let file, let why = check(path, file.owner, file.mode) { return why }
-        let dir = DurableFile.directory(of: path)
-        var st = stat()
-        guard stat(dir, &st) == 0 else { return nil }  // made 0700 at the first write
-        return check(dir, st.st_uid, st.st_mode & 0o7777)
     }
 }

@@ -229,7 +229,7 @@ func runVerifierChild() -> Never {
     if getppid() == 1 { exit(0) }  // the daemon is already gone
     var digester: GuessDigester?
     do { digester = try GuessDigester() } catch { digester = nil }
-    Log.sink = { level, message in StandardStreams.error("touchlock-verifier: \(level.label): \(message)") }
+    Log.sink = { r in StandardStreams.error("touchlock-verifier: \(r.level.label): \(r.message)") }
     Log.threshold = .warning
     // Requests carry secrets: they are received into locked pages (never swapped).
     guard let buffer = try? SecretBuffer(capacity: 4096) else { exit(2) }

@@ -208,12 +208,20 @@ func main() {
     if ProgramArguments.afterName == ["--verifier-child"] { runVerifierChild() }
     if getenv("JOURNAL_STREAM") != nil {
         // Under systemd: journald reads the priority from a "<N>" prefix (sd-daemon(3)).
-        Log.sink = { level, message in
-            StandardStreams.error("<\(SystemLog.priority(level))>\(level == .bug ? "bug: " : "")\(message)")
+        let stream: (LogRecord) -> Void = { r in
+            StandardStreams.error("<\(r.level.priority)>\(r.level == .bug ? "bug: " : "")\(r.message)")
+        }
+        // Standard error is the journal's own stream: lines go to it natively, with their
+        // MESSAGE_ID and fields; on the stream, with their priority only, if it refuses one.
+        let path = getenv("TOUCHLOCK_JOURNAL_SOCKET").map { String(cString: $0) } ?? Journal.defaultPath
+        if Journal.standardErrorIsJournal(), let journal = Journal(path: path, identifier: "touchlockd") {
+            Log.sink = { r in if !journal.write(r) { stream(r) } }
+        } else {
+            Log.sink = stream
         }
     } else {
-        Log.sink = { level, message in
-            StandardStreams.error("touchlockd: \(level == .info ? "" : "\(level.label): ")\(message)")
+        Log.sink = { r in
+            StandardStreams.error("touchlockd: \(r.level == .info ? "" : "\(r.level.label): ")\(r.message)")
         }
     }
 
@@ -224,7 +232,7 @@ func main() {
     if options.verbose { Log.threshold = .debug }
     if options.syslog {
         SystemLog.open("touchlockd")
-        Log.sink = { level, message in SystemLog.write(level, message) }
+        Log.sink = { SystemLog.write($0) }
     }
 
     var config = Config()
@@ -252,7 +260,8 @@ func main() {
         exit(problems.isEmpty ? 0 : 1)
     }
     for e in exposed {
-        Log.warning("\(e): move it to \(SecretFiles.defaultPath) (touchlockctl set-secret, 0600) and remove it there")
+        Log.event(.fileRefused, .warning, "\(e): move it to \(SecretFiles.defaultPath) (touchlockctl set-secret, 0600) and remove it there",
+                  [.init("TOUCHLOCK_FILE", e.path), .init("TOUCHLOCK_REASON", "a secret's hash others can read (mode \(e.modeText))")])
     }
     // A damaged or unreadable record fails closed: the daemon starts locked out as after
     // [lockout] damaged_count failures (Daemon), never from zero.
@@ -262,14 +271,16 @@ func main() {
     var untrusted: String?
     do {
         let file = try DurableFile.readWithOwner(config.statePath)
-        untrusted = StateStore.distrust(config.statePath, file: file?.info)
+        untrusted = FileTrust.distrust(config.statePath, file: file?.info)
         reading = StoredState.read(file?.bytes)
     } catch {
-        untrusted = StateStore.distrust(config.statePath, file: nil)
+        untrusted = FileTrust.distrust(config.statePath, file: nil)
         reading = .damaged(reason: "cannot read it: \(error)", salvaged: StoredState())
     }
     if let untrusted {
-        Log.error("\(config.statePath): not trusted, \(untrusted); ignored, and no attempt is accepted until root makes it and its directory root's and writable only by root, then restarts touchlockd")
+        Log.event(.fileRefused, .error,
+                  "\(config.statePath): not trusted, \(untrusted); ignored, and no attempt is accepted until root makes it and its directory root's and writable only by root, then restarts touchlockd",
+                  [.init("TOUCHLOCK_FILE", config.statePath), .init("TOUCHLOCK_REASON", "not trusted: \(untrusted)")])
         reading = .missing
     }
     var stored = StoredState()
@@ -280,7 +291,9 @@ func main() {
     case .damaged(let reason, let salvaged):
         stored = salvaged
         damage = reason
-        Log.error("\(config.statePath): damaged record (\(reason)); starting locked out as after \(max(config.damagedCount, salvaged.lockout.failures)) failures\(salvaged.enrolled.isEmpty && salvaged.duressHash == nil ? "; the secrets of the config files apply" : "")")
+        Log.event(.fileRefused, .error,
+                  "\(config.statePath): damaged record (\(reason)); starting locked out as after \(max(config.damagedCount, salvaged.lockout.failures)) failures\(salvaged.enrolled.isEmpty && salvaged.duressHash == nil ? "; the secrets of the config files apply" : "")",
+                  [.init("TOUCHLOCK_FILE", config.statePath), .init("TOUCHLOCK_REASON", "damaged: \(reason)")])
     }
     if config.screens.methods != .code && stored.patternHash == nil && config.patternHash == nil {
         Log.warning("no pattern enrolled: the pattern unlocks nothing until one is (touchlockctl enroll pattern)")
@@ -298,6 +311,7 @@ func main() {
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage, untrusted: untrusted)
+        for m in store.shadowed { store.logShadowed(m) }
         // Kept by the daemon before this one (a restart, a crash, an upgrade): whether it
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
@@ -360,7 +374,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.enrollScreenHandler = { daemon.enrollOnScreen($0, client: $1) }
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
-    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)") }
+    control.messageHandler = { daemon.info.setMessage($0, by: "\($1)", done: $2) }
     let gid: gid_t?
     do { gid = try GroupDatabase.id(named: config.socketGroup) } catch {
         Log.warning("control: group '\(config.socketGroup)': \(error)")
@@ -370,6 +384,17 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
         do { try control.setGroup(gid) } catch { fail("control socket: \(error)") }
     } else {
         Log.warning("control: no group '\(config.socketGroup)': the socket is for root only")
+    }
+    if let name = config.messageGroup {
+        do {
+            if let id = try GroupDatabase.id(named: name) {
+                control.messageGroup = (id, name)
+            } else {
+                Log.warning("control: no group '\(name)' ([socket] message_group): the message is for root only")
+            }
+        } catch {
+            Log.warning("control: group '\(name)' ([socket] message_group): \(error); the message is for root only")
+        }
     }
     return control
 }

@@ -119,11 +119,18 @@ private final class Ticker {
         let primary = ControlServer.Peer(pid: 3, uid: 1001, gid: 4242)
         let stranger = ControlServer.Peer(pid: 4, uid: 1002, gid: 1002, groups: [27])
         for kind in RequestKind.allCases {
+            let socketGroup = kind.access == .anyone || kind.access == .group
             #expect(server.allowed(kind.access, root))
-            #expect(server.allowed(kind.access, member) == (kind.access != .root))
-            #expect(server.allowed(kind.access, primary) == (kind.access != .root))
+            #expect(server.allowed(kind.access, member) == (socketGroup || geteuid() == 1000))
+            #expect(server.allowed(kind.access, primary) == (socketGroup || geteuid() == 1001))
             #expect(server.allowed(kind.access, stranger) == (kind == .hello || geteuid() == 1002))
         }
+        // The message is root's, unless a group is let in: then its members too (primary
+        // or supplementary), and only they.
+        #expect(RequestKind.message.access == .messageGroup)
+        server.messageGroup = (27, "kiosk-admin")
+        #expect(server.allowed(.messageGroup, member) && server.allowed(.messageGroup, stranger))
+        #expect(!server.allowed(.messageGroup, primary) || geteuid() == 1001)
         server.group = nil
         #expect(!server.allowed(.group, member) || geteuid() == 1000)
     }

@@ -81,6 +81,7 @@ import TouchlockSystem
         m.lockedSince = 1_796_000_000.25
         m.lastUnlock = 1_795_999_000.5
         m.lastFailure = 1_795_999_900
+        m.lockoutUntil = 1_796_000_059.5
         m.version = "9.8.7"
         return m
     }
@@ -96,8 +97,10 @@ import TouchlockSystem
         #expect(p.family("touchlock_state")?.samples.count == Status.State.allCases.count)
         #expect(p.value("touchlock_locked") == 1)
         #expect(p.value("touchlock_consecutive_failures") == 5)
-        #expect(p.value("touchlock_lockout_remaining_seconds") == 59.5)
-        #expect(p.family("touchlock_lockout_remaining_seconds")?.unit == "seconds")
+        // The lockout's end as a Unix time, not the seconds left, which go stale in a textfile.
+        #expect(p.value("touchlock_lockout_until_timestamp_seconds") == 1_796_000_059.5)
+        #expect(p.family("touchlock_lockout_until_timestamp_seconds")?.unit == "seconds")
+        #expect(p.family("touchlock_lockout_remaining_seconds") == nil)
 
         #expect(p.family("touchlock_unlocks")?.type == "counter")
         #expect(p.value("touchlock_unlocks_total", ["method": "pattern"]) == 3)
@@ -202,5 +205,48 @@ import TouchlockSystem
         var st = stat()
         #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["touchlock.prom"])
+    }
+
+    /// Frames counted alone (a countdown redrawing every second) wait for the lazy
+    /// interval; a change of state brings them with it.
+    @Test func countersAloneWaitForTheLazyIntervalAndAChangeBringsThemForward() throws {
+        var template = Array("/tmp/touchlock-textfile-test.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", .current) }
+        let dir = String(cString: made)
+        defer { _ = try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/touchlock.prom"
+        let loop = try EventLoop(signals: [])
+        var frames = 0
+        let file = MetricsTextfile(path: path, loop: loop, minimumInterval: .milliseconds(100),
+                                   lazyInterval: .milliseconds(1500)) {
+            MetricsExposition.render(status: nil, metrics: Metrics(eventToSubmit: .init(LatencyEstimator()), frames: frames),
+                                     format: .prometheusText)
+        }
+        func content() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        let start = EventLoop.now()
+        file.changed()
+        #expect(file.writes == 1)
+        // A frame every 100 ms for 1 s: nothing written.
+        for n in 1...10 {
+            loop.schedule(at: start + .milliseconds(Int64(n) * 100)) { _ in frames = n; file.changedLazily() }
+        }
+        loop.schedule(at: start + .milliseconds(1100)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 1)
+        #expect(content().contains("touchlock_frames_total 0\n"))
+        // At the lazy interval, the newest count.
+        loop.schedule(at: start + .milliseconds(1800)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 2)
+        #expect(content().contains("touchlock_frames_total 10\n"))
+        // A frame waits again; a change of state 200 ms later writes both at once.
+        let second = EventLoop.now()
+        frames = 11
+        file.changedLazily()
+        loop.schedule(at: second + .milliseconds(200)) { _ in file.changed() }
+        loop.schedule(at: second + .milliseconds(400)) { _ in loop.stop() }
+        try loop.run()
+        #expect(file.writes == 3)
+        #expect(content().contains("touchlock_frames_total 11\n"))
     }
 }

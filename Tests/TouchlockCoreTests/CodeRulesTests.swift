@@ -34,7 +34,7 @@ import TouchlockCore
         for bad in ["3", "13", "four"] {
             #expect(throws: Config.BadValue.self) { try c.apply(settings: "code_length = \(bad)") }
         }
-        let e = #expect(throws: Config.BadValue.self) { try c.apply(settings: "code_length = 2") }
+        let e = thrown(Config.BadValue.self) { try c.apply(settings: "code_length = 2") }
         #expect(e?.message == "code_length: expected 4 to 12 digits (0 for the default, 4), found '2'")
         #expect(c.screens.codeLength == CodeRules.defaultLength)
     }

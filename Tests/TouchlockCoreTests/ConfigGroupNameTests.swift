@@ -23,6 +23,21 @@ import Testing
         }
     }
 
+    /// `[socket] message_group`: none by default (the message is root's); a group name as
+    /// `group` takes, or nothing again.
+    @Test func theMessageGroupIsNoneByDefaultAndTakesAGroupName() throws {
+        var c = Config()
+        #expect(c.messageGroup == nil)
+        try c.set(section: "socket", key: "message_group", value: "kiosk-admin")
+        #expect(c.messageGroup == "kiosk-admin")
+        #expect(Config.keys.first { $0.name == "message_group" }?.show(c) == "kiosk-admin")
+        try c.set(section: "socket", key: "message_group", value: "")
+        #expect(c.messageGroup == nil)
+        for bad in ["two words", "a:b", String(repeating: "g", count: 33)] {
+            #expect(throws: Config.BadValue.self) { try c.set(section: "socket", key: "message_group", value: bad) }
+        }
+    }
+
     @Test func asciiAnswersAsTheUnicodePropertiesDo() {
         for a in UInt8(0)...UInt8(127) {
             let c = Character(Unicode.Scalar(a))

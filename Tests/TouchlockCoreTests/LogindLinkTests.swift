@@ -47,6 +47,42 @@ import Testing
         #expect(link.delay == .held)
     }
 
+    /// A second PrepareForSleep(true) with no wake-up between (logind restarted mid-sleep,
+    /// its PrepareForSleep(false) never came) is a sleep all the same: it locks again, and
+    /// is never ignored as one already locked for.
+    @Test func aPrepareForSleepWhileAlreadySleepingLocksAgain() {
+        var link = watching()
+        #expect(link.prepareForSleep(before: true) == [.lock(reason: "logind: going to sleep")])
+        #expect(link.lockShown() == [.releaseSleepDelay])
+        #expect(link.prepareForSleep(before: true) == [.lock(reason: "logind: going to sleep")])
+        #expect(link.sleepPending)
+        // No delay is held: nothing to let go once this lock is shown.
+        #expect(link.lockShown() == [])
+        #expect(!link.sleepPending)
+        #expect(link.prepareForSleep(before: false) == [.takeSleepDelay])
+        #expect(link.sleepDelayTaken() == [])
+        #expect(link.delay == .held)
+    }
+
+    /// A flood of signals from others (any local user can send them): the first count is
+    /// said at once, then at most once a minute, never one line a signal.
+    @Test func signalsNotFromLogindAreSaidAtMostOnceAMinute() throws {
+        var link = watching()
+        let t = Instant(microseconds: 5_000_000)
+        let said = link.signalsIgnored(total: 64, at: t)
+        let first = try #require(said)
+        #expect(first.hasPrefix("logind: 64 signals from another connection than logind's dropped"), "\(first)")
+        #expect(link.signalsIgnored(total: 64, at: t + .milliseconds(1)) == nil)
+        #expect(link.signalsIgnored(total: 9_000, at: t + .milliseconds(59_999)) == nil)
+        #expect(link.signalsIgnored(total: 10_000, at: t + .milliseconds(60_000))
+                == "logind: 9936 signals from another connection than logind's dropped")
+        #expect(link.signalsIgnored(total: 10_001, at: t + .milliseconds(60_001)) == nil)
+        // A new connection counts from 0.
+        link.disconnected()
+        #expect(link.signalsIgnored(total: 1, at: t + .milliseconds(120_001))
+                == "logind: 1 signal from another connection than logind's dropped")
+    }
+
     @Test func aLockThatCannotBeShownDoesNotHoldTheSleep() {
         var link = watching()
         _ = link.prepareForSleep(before: true)

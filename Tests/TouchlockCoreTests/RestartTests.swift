@@ -68,13 +68,13 @@ import Testing
     // MARK: the runtime record
 
     @Test func theRecordReadsBackWhatWasWritten() {
-        let unlocked = RuntimeRecord(unlocked: (.code, Instant(microseconds: 123_456)), returnVT: 1, ownVT: 8)
-        let back = RuntimeRecord.read(Array(unlocked.text.utf8))
+        let unlocked = RuntimeRecord(unlocked: (.code, Instant(microseconds: 123_456)), returnVT: 1, ownVT: 8, bootID: "b1")
+        let back = RuntimeRecord.read(Array(unlocked.text.utf8), thisBoot: "b1")
         #expect(back == unlocked)
         #expect(back.unlocked?.method == .code && back.unlocked?.at == Instant(microseconds: 123_456))
-        let locked = RuntimeRecord(returnVT: 2, ownVT: 8)
+        let locked = RuntimeRecord(returnVT: 2, ownVT: 8, bootID: "b1")
         #expect(locked.text.contains("locked = yes"))
-        #expect(RuntimeRecord.read(Array(locked.text.utf8)) == locked)
+        #expect(RuntimeRecord.read(Array(locked.text.utf8), thisBoot: "b1") == locked)
     }
 
     @Test func anythingDoubtfulReadsAsLocked() {
@@ -83,12 +83,37 @@ import Testing
                      "locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\nextra = 1\n",
                      "locked = no\nunlocked_by = retina\nunlocked_at_us = 5\n",
                      "\u{0}\u{1}garbage"] {
-            #expect(RuntimeRecord.read(Array(text.utf8)).unlocked == nil, "\(text.debugDescription)")
+            #expect(RuntimeRecord.read(Array((text + "\nboot_id = b1\n").utf8), thisBoot: "b1").unlocked == nil, "\(text.debugDescription)")
         }
-        #expect(RuntimeRecord.read(Array("locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\n".utf8)).unlocked != nil)
+        #expect(RuntimeRecord.read(Array("locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\nboot_id = b1\n".utf8), thisBoot: "b1").unlocked != nil)
         // A VT out of range is dropped; the rest is kept.
-        let r = RuntimeRecord.read(Array("locked = yes\nreturn_vt = 99\nvt = 8\n".utf8))
+        let r = RuntimeRecord.read(Array("locked = yes\nreturn_vt = 99\nvt = 8\nboot_id = b1\n".utf8), thisBoot: "b1")
         #expect(r.returnVT == nil && r.ownVT == 8)
+    }
+
+    /// On a /run that is not a tmpfs the record outlives the boot: one of another boot, or
+    /// one with no boot id (an older daemon's), reads as no record at all.
+    @Test func aRecordOfAnotherBootOrOfNoneReadsAsNoRecord() {
+        let text = "locked = no\nunlocked_by = pattern\nunlocked_at_us = 5\nreturn_vt = 1\nvt = 8\n"
+        #expect(RuntimeRecord.read(Array((text + "boot_id = b1\n").utf8), thisBoot: "b1").unlocked?.method == .pattern)
+        let cases: [(written: String, now: String?)] = [("boot_id = b0\n", "b1"), ("", "b1"), ("boot_id = b1\n", nil)]
+        for (written, now) in cases {
+            let r = RuntimeRecord.read(Array((text + written).utf8), thisBoot: now)
+            #expect(r.unlocked == nil && r.returnVT == nil && r.ownVT == nil, "\(written.debugDescription) in \(now ?? "an unknown boot"): \(r)")
+        }
+    }
+
+    /// An older daemon's record has no boot id: it is read only when its file was written
+    /// in this boot (an upgrade of an unlocked device does not lock it).
+    @Test func aRecordWithNoBootIDIsReadOnlyWhenWrittenInThisBoot() {
+        let text = Array("locked = no\nunlocked_by = code\nunlocked_at_us = 5\nreturn_vt = 1\n".utf8)
+        let upgraded = RuntimeRecord.read(text, thisBoot: "b1", writtenThisBoot: true)
+        #expect(upgraded.unlocked?.method == .code && upgraded.returnVT == 1, "\(upgraded)")
+        let rebooted = RuntimeRecord.read(text, thisBoot: "b1", writtenThisBoot: false)
+        #expect(rebooted.unlocked == nil && rebooted.returnVT == nil, "\(rebooted)")
+        // A record with a boot id goes by it alone.
+        let other = Array("locked = no\nunlocked_by = code\nunlocked_at_us = 5\nboot_id = b0\n".utf8)
+        #expect(RuntimeRecord.read(other, thisBoot: "b1", writtenThisBoot: true).unlocked == nil)
     }
 
     // MARK: the lock screen after a restart

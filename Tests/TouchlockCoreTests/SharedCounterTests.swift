@@ -162,10 +162,10 @@ private func submitted(_ actions: [LockScreen.Action]) -> UnlockMethod? {
             _ = s.conclude(.wrong(digest: [UInt8(i)]), at: &t)
         }
         #expect(s.session.lockedOutUntil != nil)
-        s.damagedRecord = true
+        s.recordFault = .damaged
         #expect(s.prompt.hasPrefix("Lock record damaged"))
         _ = try s.resetLockout(at: at(t))
-        #expect(s.session.state == .locked && s.session.failures == 0 && !s.damagedRecord)
+        #expect(s.session.state == .locked && s.session.failures == 0 && s.recordFault == nil)
         #expect(submitted(s.typeCode([1, 2, 3, 4], at: &t)) == .code)
         #expect(throws: EnrollRefusal.self) { try s.resetLockout(at: at(t)) }
         #expect(s.session.state == .verifying(.code))

@@ -198,7 +198,7 @@ func describe(abs: [UInt16], keys: [UInt16] = [], direct: Bool = true, slots: In
         try c.set(section: "display", key: "rotation", value: "270")
         #expect(c.displayRotation == .degrees270)
         #expect(c.text.contains("rotation = 270\n"))
-        let e = #expect(throws: Config.BadValue.self) { try c.set(section: "display", key: "rotation", value: "45") }
+        let e = thrown(Config.BadValue.self) { try c.set(section: "display", key: "rotation", value: "45") }
         #expect(e?.message == "[display] rotation: expected 0, 90, 180, 270 or auto, found '45'")
         try c.set(section: "display", key: "rotation", value: "auto")
         #expect(c.displayRotation == nil)

@@ -204,13 +204,13 @@ struct DrmDisplaySeamTests {
             var changes = 0
             display.onStateChanged = { changes += 1 }
             let shadow = ShadowBuffer(size: display.size)
-            let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            let e = thrown(SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.errno == .permissionDenied)
             #expect(e.map { "\($0)".contains("not DRM master") } == true)
             #expect(!display.isBusy)
             #expect(display.state.reason?.code == .masterLost && changes == 1)
             // Lost is a state: presents are refused without touching the card.
-            let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            let refused = thrown(SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(refused.map { "\($0)".contains("inactive: DRM master lost") } == true)
             #expect(card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count == 1)
             // A `lock` retries: master is taken again and the next present sets the mode.
@@ -277,7 +277,7 @@ struct DrmDisplaySeamTests {
         let card = FakeDrmDevice()
         card.fail("drmModePageFlip", with: ENODEV)
         try withFirstFrameShown(card) { display, shadow, _ in
-            let e = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            let e = thrown(SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(e?.call == "drmModePageFlip" && e?.errno == .noDevice)
             #expect(!display.isBusy)
             #expect(display.state.reason?.code == .flipFailed)
@@ -293,10 +293,10 @@ struct DrmDisplaySeamTests {
         try withFirstFrameShown(card) { display, shadow, loop in
             try display.release()
             #expect(display.isReleased)
-            let refused = #expect(throws: SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
+            let refused = thrown(SystemError.self) { try display.present(shadow, damage: fullDamage(display.size)) }
             #expect(refused?.errno == .notPermitted)
 
-            let busy = #expect(throws: SystemError.self) { try display.acquire() }
+            let busy = thrown(SystemError.self) { try display.acquire() }
             #expect(busy?.call == "drmSetMaster" && busy?.errno == .busy)
             #expect(display.isReleased)
 
@@ -330,7 +330,7 @@ struct DrmDisplaySeamTests {
         card.fail("drmModeConnectorSetProperty", with: EACCES, onCall: 2)
         try withDisplay(card) { display, _ in
             try display.setPowered(false)
-            let e = #expect(throws: SystemError.self) { try display.setPowered(true) }
+            let e = thrown(SystemError.self) { try display.setPowered(true) }
             #expect(e?.errno == .permissionDenied)
             #expect(e.map { "\($0)".contains("not DRM master") } == true)
             display.shutdown()

@@ -61,8 +61,9 @@ struct DrmOutputsSeamTests {
             drm.close()
         }
         // The newest output first, then the first one, then the card.
-        #expect(card.trace(from: "drmModeSetCrtc(console) on CRTC 2") == ["drmModeSetCrtc(console) on CRTC 2"] + freed(6) + freed(5)
-                + ["drmModeSetCrtc(console)"] + freed(2) + freed(1) + ["close"])
+        let newest: [String] = ["drmModeSetCrtc(console) on CRTC 2"] + freed(6) + freed(5)
+        let first: [String] = ["drmModeSetCrtc(console)"] + freed(2) + freed(1) + ["close"]
+        #expect(card.trace(from: "drmModeSetCrtc(console) on CRTC 2") == newest + first)
         #expect(card.outstanding == 0, "left allocated: \(card.live.filter { $0.value != 0 })")
     }
 

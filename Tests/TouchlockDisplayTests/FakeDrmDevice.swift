@@ -136,7 +136,7 @@ final class FakeDrmDevice: @unchecked Sendable {
 
     var systemCalls: SystemCalls {
         var s = SystemCalls.real
-        s.open = { path, flags, mode in
+        s.open = { @Sendable path, flags, mode in
             guard String(cString: path) == Self.path else { return Glibc.open(path, flags, mode) }
             if let e = self.enter("open") { errno = e; return -1 }
             self.opens += 1

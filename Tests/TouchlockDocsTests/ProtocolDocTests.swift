@@ -39,8 +39,8 @@ import TouchlockCore
     }
 
     /// Every key of the objects in `json`, with the path of the object; not the keys of
-    /// maps whose keys are data (`code.keys`: key names; `unlocks`: methods).
-    static func keys(_ json: JSON, at path: String = "", maps: Set<String> = ["keys", "unlocks"]) -> [(path: String, key: String)] {
+    /// maps whose keys are data (`code.keys`: key names; `unlocks`, `secret_source`: methods).
+    static func keys(_ json: JSON, at path: String = "", maps: Set<String> = ["keys", "unlocks", "secret_source"]) -> [(path: String, key: String)] {
         switch json {
         case .object(let members):
             return members.sorted { $0.key < $1.key }.flatMap { key, value in
@@ -59,7 +59,8 @@ import TouchlockCore
             let pattern = #"{"rows":3,"columns":3,"node_radius":15.36,"hit_radius":28.8,"nodes":[[352,288]],"min_length":4,"repeat":"never"}"#
             let text = """
                 {"state":"unlocked","failures":2,"method":"code","unlocked_at":1,"lockout_until":2,"retry_after_ms":3,
-                 "reason":"r","record":"damaged","enrolled":["pattern"],"secrets_readable":["/etc/touchlock/touchlock.conf (mode 0644)"],"screen":{"width":1280,"height":800},
+                 "reason":"r","record":"damaged","enrolled":["pattern"],"secrets_readable":["/etc/touchlock/touchlock.conf (mode 0644)"],
+                 "secret_source":{"pattern":"config"},"secrets_shadowed":["pattern"],"screen":{"width":1280,"height":800},
                  "pattern":\(pattern),"showing":"code",
                  "code":{"length":4,"entered":1,"keys":{"1":[1,2]},"boxes":[[1,2,3,4]]},"toggle":[5,6],
                  "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","power":"awake","message":"m",
@@ -76,6 +77,7 @@ import TouchlockCore
         m.unlocks = ["pattern": 1]
         m.failuresTotal = 1; m.lockoutsTotal = 1; m.lockedSeconds = 1.5; m.inputDevices = 1; m.outputs = 1
         m.lockedSince = 1_796_000_000; m.lastUnlock = 1_795_000_000; m.lastFailure = 1_795_500_000; m.version = "1.0"
+        m.lockoutUntil = 1_796_000_060
         return m
     }
 

@@ -25,8 +25,8 @@ private final class FakeTouchscreen: @unchecked Sendable {
 
     var systemCalls: SystemCalls {
         var s = SystemCalls.real
-        s.open = { path, flags, mode in
-            guard String(cString: path) == Self.node else { return Glibc.open(path, flags, mode) }
+        s.open = { @Sendable path, flags, mode in
+            guard String(cString: path) == FakeTouchscreen.node else { return Glibc.open(path, flags, mode) }
             let access = flags & O_ACCMODE == O_RDONLY ? "O_RDONLY" : "O_RDWR"
             if !self.openErrors.isEmpty {
                 let e = self.openErrors.removeFirst()

@@ -63,5 +63,12 @@ import TouchlockCore
 
 func pngHeaderBytes(_ w: UInt32, _ h: UInt32) -> [UInt8] {
     func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff)] }
-    return [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + be(13) + Array("IHDR".utf8) + be(w) + be(h) + [8, 0, 0, 0, 0]
+    // Appended piece by piece: Swift 6.0 gives up type-checking the sum in one expression.
+    var bytes: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+    bytes += be(13)
+    bytes += Array("IHDR".utf8)
+    bytes += be(w)
+    bytes += be(h)
+    bytes += [8, 0, 0, 0, 0]
+    return bytes
 }

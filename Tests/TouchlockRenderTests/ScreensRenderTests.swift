@@ -123,7 +123,12 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
     if updatingGoldenImages {
         try drawn.writePNG(to: path)
         let change = before.map { "the image before: \(GoldenDifference(drawn, $0))" } ?? "a new image"
+        // Swift Testing has warnings from Swift 6.3 on; before, the update is a failure.
+        #if compiler(>=6.3)
         Issue.record("\(name): written anew, not compared (\(change))", severity: .warning, sourceLocation: sourceLocation)
+        #else
+        Issue.record("\(name): written anew, not compared (\(change))", sourceLocation: sourceLocation)
+        #endif
         return drawn
     }
     let golden = try #require(before, "missing \(path) (TOUCHLOCK_UPDATE_GOLDEN=1 writes it)", sourceLocation: sourceLocation)

@@ -90,7 +90,7 @@ private final class Script: @unchecked Sendable {
         let r = FileDescriptor(adopting: fds[0]), w = FileDescriptor(adopting: fds[1])
         let fd = r.rawValue
         var buffer = [UInt8](repeating: 0, count: 4)
-        let e = #expect(throws: SystemError.self) {
+        let e = thrown(SystemError.self) {
             try SystemCalls.$current.withValue(fake) {
                 try buffer.withUnsafeMutableBytes { try IO.read(fd, into: $0, "/dev/input/event3") }
             }

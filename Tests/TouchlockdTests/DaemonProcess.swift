@@ -25,6 +25,9 @@ final class DaemonProcess {
         return DurableFile.directory(of: exe) + "/touchlockd"
     }
 
+    /// The socket group of the daemons the tests start: a name no host has.
+    static let absentGroup = "touchlock-tests-no-group"
+
     init(config: String) throws {
         var template = Array("/tmp/touchlockd-test.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", .current) }
@@ -54,7 +57,12 @@ final class DaemonProcess {
     /// Starts the daemon and waits for READY=1; throws if it exits first.
     /// `prefix` runs the daemon through another program (prlimit, setpriv).
     func start(replay: String?, extra: [String] = [], environment: [String] = [], prefix: [String] = []) throws {
-        var args = prefix + [Self.binary, "--config-root", dir, "-C", configPath, "--display", "headless", "--size", "640x400",
+        // The socket's group is one no host has, whatever groups it has (a host with the
+        // package installed has `touchlock`, the default): the socket stays root's, as the
+        // tests of who may connect expect. A test's own config, read after, may name one.
+        let groupPath = dir + "/socket-group.conf"
+        try DurableFile.replace(groupPath, with: Array("[socket]\ngroup = \(Self.absentGroup)\n".utf8), mode: 0o644)
+        var args = prefix + [Self.binary, "--config-root", dir, "-C", groupPath, "-C", configPath, "--display", "headless", "--size", "640x400",
                     "--socket", socketPath, "--state", statePath]
         if let replay { args += ["--replay", replay] } else { args += ["--input", "evdev"] }
         args += extra

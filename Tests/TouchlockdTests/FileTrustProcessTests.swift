@@ -72,6 +72,53 @@ private func forgedRecord() throws -> String {
         #expect(trusted.state == .unlocked && trusted.record == nil, "\(trusted); log:\n\(d.log)")
     }
 
+    // MARK: the control socket's directory
+
+    @Test(.enabled(if: getuid() == 0, "chown needs root"))
+    func theDaemonServesNoSocketInADirectoryAnotherUserOwns() throws {
+        let d = try DaemonProcess(config: "")
+        let run = DurableFile.directory(of: d.socketPath)
+        try DurableFile.makeDirectory(run, mode: 0o755)
+        #expect(chown(run, 65534, 65534) == 0)
+        // READY=1 may come before the socket is refused: whether start() throws is not the point.
+        _ = try? d.start(replay: nil)
+        let status = d.exited(within: 10_000)
+        #expect(status.map { ($0 >> 8) & 0xff } == 1, "exit \(String(describing: status)); log:\n\(d.log)")
+        #expect(d.log.contains("control socket \(d.socketPath)") && d.log.contains("not trusted")
+                && d.log.contains("\(run) is owned by uid 65534, not root"), "\(d.log)")
+        var st = stat()
+        #expect(lstat(d.socketPath, &st) != 0, "a socket was made there")
+    }
+
+    /// The owner of the socket's directory, or anyone who may write a directory above it
+    /// (without the sticky bit), could swap the socket for one of theirs and tell
+    /// `wait-unlock` a forged unlock: touchlockctl does not believe it.
+    @Test(.enabled(if: getuid() == 0, "chown needs root"))
+    func touchlockctlRefusesASocketInAnUntrustedDirectory() throws {
+        let d = try DaemonProcess(config: "")
+        try d.start(replay: nil)
+        #expect(try d.ctl(["status"]).status == 0)
+        let run = DurableFile.directory(of: d.socketPath)
+        #expect(chown(run, 65534, 65534) == 0)
+        for command in [["status"], ["wait-unlock", "--timeout", "10"]] {
+            let started = EventLoop.now()
+            let r = try d.ctl(command)
+            let ms = (EventLoop.now() - started).milliseconds
+            #expect(r.status == 1, "\(command): exit \(r.status): \(r.output)")
+            #expect(r.output.contains("cannot connect to \(d.socketPath): not trusted (\(run) is owned by uid 65534, not root)"),
+                    "\(command): \(r.output)")
+            #expect(ms < 5000, "\(command) waited \(ms) ms")
+        }
+        #expect(chown(run, 0, 0) == 0)
+        // A directory above it that others may write, without the sticky bit, and with it.
+        #expect(chmod(d.dir, 0o777) == 0)
+        let open = try d.ctl(["status"])
+        #expect(open.status == 1 && open.output.contains("not trusted (\(d.dir) is writable by others (mode 777))"), "\(open.output)")
+        #expect(chmod(d.dir, 0o1777) == 0)
+        let sticky = try d.ctl(["status"])
+        #expect(sticky.status == 0, "\(sticky.output)")
+    }
+
     // MARK: a FIFO or a device as each file read
 
     /// A FIFO (no writer: opening it to read would wait for ever) and /dev/zero (reading

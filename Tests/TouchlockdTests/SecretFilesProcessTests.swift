@@ -100,6 +100,69 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         #expect(try d.status().secretsReadable == nil)
     }
 
+    /// README documents the secrets file in section form too (`[pattern]` / `hash =`):
+    /// set-secret replaces the old hash where it was found, in the form it was found, and
+    /// what it writes is a file touchlockd starts with, whose hash is the new secret's.
+    @Test func setSecretKeepsTheFormOfTheFileItFindsAndReplacesTheOldHash() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        let secrets = d.dir + "/etc/secrets.conf"
+        let old = try hashOf([1, 4, 7, 8])
+        func set(_ what: String, _ input: String) throws -> (status: Int32, output: String, errors: String) {
+            try runApart([DaemonProcess.ctl, "set-secret", what, "--file", secrets, "-C", d.configPath], input: input, in: d.dir)
+        }
+        func text() throws -> String { String(decoding: try DurableFile.read(secrets) ?? [], as: UTF8.self) }
+        func checkConfig() throws -> (status: Int32, output: String, errors: String) {
+            try runApart([DaemonProcess.binary, "--config-root", d.dir, "-C", d.configPath, "-C", secrets, "--check-config"], in: d.dir)
+        }
+        func storedHash(_ t: String, _ prefix: String) -> String? {
+            t.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+        }
+        func verifies(_ nodes: [Int], _ hash: String?) -> Bool {
+            var bytes = Pattern(rows: 3, columns: 3, nodes: nodes).secretBytes
+            return hash.map { SecretHash.verify(&bytes, against: $0) } ?? false
+        }
+
+        // Section form, with a comment and another section around it.
+        try DurableFile.makeDirectory(DurableFile.directory(of: secrets))
+        try DurableFile.replace(secrets, with: Array("# ours\n[pattern]\nhash = \(old)\n\n[code]\nhash = \(old)\nlength = 6\n".utf8), mode: 0o600)
+        var r = try set("pattern", "0-3-6-7-8\n0-3-6-7-8\n")
+        #expect(r.status == 0, "\(r.errors)")
+        var t = try text()
+        #expect(!t.contains("pattern_hash") && t.split(separator: "\n").filter { $0.hasSuffix(old) } == ["hash = \(old)"], "\(t)")
+        #expect(t.hasPrefix("# ours\n[pattern]\nhash = $y$"), "\(t)")
+        #expect(verifies([0, 3, 6, 7, 8], storedHash(t, "hash = ")), "\(t)")
+        var c = try checkConfig()
+        #expect(c.status == 0 && c.errors.isEmpty, "\(c.errors)\n\(t)")
+        r = try set("code", "2468\n2468\n")
+        #expect(r.status == 0, "\(r.errors)")
+        t = try text()
+        #expect(!t.contains(old) && !t.contains("code_hash") && !t.contains("code_length"), "\(t)")
+        #expect(t.contains("\n[code]\nhash = $y$") && t.contains("\nlength = 4\n") && !t.contains("length = 6"), "\(t)")
+        c = try checkConfig()
+        #expect(c.status == 0 && c.errors.isEmpty, "\(c.errors)\n\(t)")
+        #expect(c.output.contains("code_length = 4") || c.output.contains("length = 4"), "\(c.output)")
+
+        // Flat form stays flat.
+        try DurableFile.replace(secrets, with: Array("pattern_hash = \(old)\n".utf8), mode: 0o600)
+        r = try set("pattern", "0-3-6-7-8\n0-3-6-7-8\n")
+        #expect(r.status == 0, "\(r.errors)")
+        t = try text()
+        #expect(!t.contains(old) && !t.contains("[pattern]") && t.split(separator: "\n").count == 1, "\(t)")
+        #expect(verifies([0, 3, 6, 7, 8], storedHash(t, "pattern_hash = ")), "\(t)")
+        c = try checkConfig()
+        #expect(c.status == 0 && c.errors.isEmpty, "\(c.errors)\n\(t)")
+
+        // A file that the daemon would refuse after the change is left as it was.
+        let broken = "[pattern]\nhash = \(old)\n[patern]\ngrid = 4x4\n"
+        try DurableFile.replace(secrets, with: Array(broken.utf8), mode: 0o600)
+        r = try set("pattern", "0-3-6-7-8\n0-3-6-7-8\n")
+        #expect(r.status == 1 && r.output.isEmpty, "\(r.output)")
+        #expect(r.errors.contains("\(secrets) left as it was: touchlockd would not start with the result")
+                && r.errors.contains("unknown section [patern]"), "\(r.errors)")
+        #expect(try text() == broken)
+        #expect(mode(secrets) == 0o600)
+    }
+
     @Test func hashPatternAndEnrollTakeOnlyWhatAFingerDraws() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         func hash(_ input: String, _ args: [String] = []) throws -> (status: Int32, output: String, errors: String) {
@@ -178,10 +241,12 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         }
         #expect(failed == 1 && unlocked, "log:\n\(d.log)")
         #expect(try d.status().pattern?.repeats == .allowed)
-        // enroll checks against the daemon's policy.
+        // enroll checks against the daemon's policy: a pattern it allows goes through to
+        // the daemon, which refuses it only because secrets.conf sets the pattern (it
+        // would be shadowed); one it does not allow is refused for the policy.
         let e = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "3-4-5-4-1\n3-4-5-4-1\n", in: d.dir)
-        #expect(e.status == 0, "\(e.errors)")
-        #expect(try d.status().enrolled?.contains(.pattern) == true)
+        #expect(e.status == 1 && e.errors.contains("shadowed") && !e.errors.contains("repeat"), "\(e.errors)")
+        #expect(d.stateText?.contains("pattern_hash") != true, "\(d.stateText ?? "")")
         let straight = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "enroll", "pattern"], input: "1-4-3-4-5\n1-4-3-4-5\n", in: d.dir)
         #expect(straight.status == 1 && straight.errors.contains("repeat allowed"), "\(straight.errors)")
     }

@@ -32,11 +32,6 @@ private func fileText(_ path: String) -> String? {
     (try? DurableFile.read(path)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
 }
 
-private func exists(_ path: String) -> Bool {
-    var st = stat()
-    return lstat(path, &st) == 0
-}
-
 /// What the user of the store checks after a write refused for want of space.
 private func expectNothingLost(_ store: StateStore, path: String, before: String?, _ write: () throws(StateStore.WriteError) -> Void) {
     do {
@@ -47,7 +42,9 @@ private func expectNothingLost(_ store: StateStore, path: String, before: String
         #expect("\(error)" == "No space left on device")
     }
     #expect(fileText(path) == before)
-    #expect(!exists(path + ".new"), "the temporary file was left behind")
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    let left = ((try? DirectoryListing.names(DurableFile.directory(of: path))) ?? []).filter { $0.hasPrefix(name + ".new") }
+    #expect(left.isEmpty, "the temporary file was left behind: \(left)")
     #expect(store.stored.lockout.failures == 2)
     #expect(store.stored.patternHash != nil && store.secretHash(for: .pattern) == store.stored.patternHash)
     if let before, case .whole(let onDisk) = StoredState.read(Array(before.utf8)) {

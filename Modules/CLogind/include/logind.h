@@ -17,6 +17,7 @@ enum tl_logind_event {
     TL_LOGIND_IDLE_HINT = 6,         // path: a session whose hint was set ("" none on the seat); number: the hint
     TL_LOGIND_WATCHING = 7,          // the signal matches are installed
     TL_LOGIND_FAILED = 8,            // text: what failed; number: which request (an enum tl_logind_event)
+    TL_LOGIND_OWNER = 9,             // text: the unique name now owning org.freedesktop.login1 (NULL: none)
 };
 
 // Called on the caller's thread, from tl_logind_process only. text and path are valid
@@ -34,12 +35,17 @@ int tl_logind_events(tl_logind *l);
 // When to call tl_logind_process at the latest (CLOCK_MONOTONIC, microseconds);
 // UINT64_MAX: no deadline.
 int tl_logind_timeout(tl_logind *l, uint64_t *usec);
-// Reads, writes and dispatches until nothing is left. 0, or a negative errno: the
-// connection is lost.
-int tl_logind_process(tl_logind *l);
+// Reads, writes and dispatches until nothing is left, or `most` messages are dispatched:
+// 0 when nothing is left, 1 when more may be (call it again soon), or a negative errno:
+// the connection is lost.
+int tl_logind_process(tl_logind *l, int most);
+// How many signals were dropped so far for not coming from logind (the current owner of
+// org.freedesktop.login1, which the bus tells: GetNameOwner, then its NameOwnerChanged).
+uint64_t tl_logind_ignored(tl_logind *l);
 
 // Each of these sends a request and returns; the answer comes to the handler.
-// Lock, Unlock and PrepareForSleep from org.freedesktop.login1 (TL_LOGIND_WATCHING once set).
+// Lock, Unlock and PrepareForSleep from org.freedesktop.login1 (TL_LOGIND_WATCHING once set),
+// believed only from the name's current owner (TL_LOGIND_OWNER each time it is told).
 int tl_logind_watch(tl_logind *l);
 // The seat of a session (TL_LOGIND_SESSION_SEAT).
 int tl_logind_ask_seat(tl_logind *l, const char *session_path);
