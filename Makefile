@@ -72,7 +72,7 @@ build:
 	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlockctl.why --product touchlockctl
 
 generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/touchlock-splash-release.service \
-	$(GEN)/touchlock-splash-quit.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
+	$(GEN)/touchlock-splash-quit.service $(GEN)/touchlock-shutdown.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
 	$(addprefix $(GEN)/,$(MANPAGES))
 
 $(GEN)/%.service: systemd/%.service Makefile
@@ -111,6 +111,8 @@ install: all
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service
 	$(INSTALL) -Dm644 $(GEN)/touchlock-splash-quit.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service
+	$(INSTALL) -Dm644 $(GEN)/touchlock-shutdown.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-shutdown.service
 	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/tmpfiles.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf
 	$(INSTALL) -Dm644 $(GEN)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/touchlock.conf
@@ -149,6 +151,7 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-wait-unlock.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-release.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-splash-quit.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-shutdown.service \
 		$(DESTDIR)$(SYSUSERSDIR)/touchlock.conf $(DESTDIR)$(TMPFILESDIR)/touchlock.conf \
 		$(DESTDIR)$(PKGDATADIR)/touchlock.conf $(DESTDIR)$(PKGDATADIR)/demo-pattern.evemu \
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \

@@ -93,6 +93,10 @@ public struct Cover: Sendable {
         /// The screen goes back to the kiosk: the card closed and taken out of the store,
         /// VT switching unlocked.
         case giveBack
+        /// The system is shutting down while locked: no daemon follows, and the shutdown's
+        /// splash (plymouth) must be able to take the screen. Our VT stays shown with
+        /// nothing of the kiosk put back, but VT switching is unlocked and the card closed.
+        case release
     }
 
     /// What the executor reports, and the requests that reach the cover from outside the
@@ -350,8 +354,11 @@ public struct Cover: Sendable {
     /// What a stop leaves (physlock's rule): locked, the screen stays covered through a
     /// stop, a restart or an upgrade, whether another daemon follows or not; only an
     /// explicit hand-back (`handBackAsked`: the package being removed) gives it back.
-    public func exit(handBackAsked: Bool) -> Exit {
-        keepsCoveredAtExit && !handBackAsked ? .stayCovered : .giveBack
+    /// `systemStopping`: the system is shutting down (touchlock-shutdown.service said so):
+    /// locked, the screen is let go without being handed back.
+    public func exit(handBackAsked: Bool, systemStopping: Bool = false) -> Exit {
+        guard keepsCoveredAtExit, !handBackAsked else { return .giveBack }
+        return systemStopping ? .release : .stayCovered
     }
 
     /// Whether the lock screen is on the display, as status's `display` gives it (the raw

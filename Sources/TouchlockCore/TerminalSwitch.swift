@@ -116,6 +116,16 @@ public struct TerminalSwitch: Sendable {
         case restore(showing: Int?)
     }
 
+    /// Our VT at a stop of the kind `exit` (`Cover.exit`): left locked, given back, or, at
+    /// a system shutdown while locked, only given back to the kernel, still shown.
+    public func exit(_ exit: Cover.Exit) -> Exit {
+        switch exit {
+        case .stayCovered: self.exit(locked: true)
+        case .giveBack: self.exit(locked: false)
+        case .release: .restore(showing: nil)
+        }
+    }
+
     /// Our VT at a stop; `locked`: the screen stays covered (`Cover.exit`). Shown and
     /// locked, it stays so; shown and unlocked, the kiosk's VT is shown again; else it is
     /// only given back (a switch under way, or ours not on screen: nothing to keep).

@@ -36,6 +36,9 @@ public final class DrmCard {
     private var sequence: UInt64 = 0
     /// Called after a re-probe changed the outputs (hotplug).
     public var onOutputsChanged: ((_ added: [DrmDisplay], _ removed: [DrmDisplay]) -> Void)?
+    /// Whether closing puts back the CRTCs as they were before us. Off at a system
+    /// shutdown while locked: what was there before is the kiosk app's last frame.
+    public var restoresScreenAtShutdown = true
     /// Told the descriptor in use whenever it changes (opened again to become master) and
     /// nil when the card is closed: the daemon keeps it in systemd's descriptor store.
     public var descriptorChanged: ((Int32?) -> Void)?

@@ -392,7 +392,7 @@ public final class DrmDisplay: Display {
 
         // Only what we still own is restored: after a hand-over (master dropped, or never
         // taken from the kiosk) or a loss the CRTC is someone else's, who repaints it.
-        if modeSet, state.isActive, card.holdsMaster, var s = savedCrtc {
+        if modeSet, state.isActive, card.holdsMaster, card.restoresScreenAtShutdown, var s = savedCrtc {
             let r: Int32
             if s.buffer_id != 0 && s.mode_valid != 0 {
                 r = drm.setCrtc(fd, s.crtc_id, s.buffer_id, s.x, s.y, &connectorID, 1, &s.mode)

@@ -360,14 +360,15 @@ public final class TerminalHandoff {
         }
     }
 
-    /// At exit: `locked` (the screen stays covered through a stop, a restart, an
-    /// upgrade), ours is left shown with switching locked, for the daemon after this one to
-    /// take over; else everything is given back, and the kiosk's VT shown if ours is.
-    public func shutdown(locked: Bool = false) {
+    /// At exit (`TerminalSwitch.exit`): staying covered (a stop, a restart, an upgrade
+    /// while locked), ours is left shown with switching locked, for the daemon after this
+    /// one to take over; given back, the kiosk's VT is shown again if ours is; released (a
+    /// system shutdown while locked), ours is given back to the kernel and stays shown.
+    public func shutdown(_ exit: Cover.Exit = .giveBack) {
         // VT_AUTO before VT_ACTIVATE: in VT_PROCESS the switch would wait for our answer to
         // the release signal, which the loop no longer reads, and a later VT_SETMODE cancels
         // a pending switch (the kiosk's VT was never shown again).
-        switch machine.exit(locked: locked) {
+        switch machine.exit(exit) {
         case .leaveLocked: device.leaveLocked()
         case .restore(let back): device.restore(showing: back)
         }

@@ -147,12 +147,19 @@ final class TerminalCovering: Covering {
             // framebuffer removed), and our VT stays shown with switching locked; the
             // daemon after this one takes both over.
             keepCovered?()
-            terminal?.shutdown(locked: true)
+            terminal?.shutdown(.stayCovered)
         case .giveBack:
             // The card (and DRM master with it) goes before the VT is given back: the
             // kiosk takes master when its VT is shown.
             closeCard?()
-            terminal?.shutdown(locked: false)
+            terminal?.shutdown(.giveBack)
+        case .release:
+            // A system shutdown while locked: the card is closed (out of the store: no
+            // daemon follows; nothing of the kiosk was put back on the CRTCs, see
+            // Daemon.shutdown) and VT switching unlocked, our VT still shown, for
+            // plymouth's poweroff splash.
+            closeCard?()
+            terminal?.shutdown(.release)
         }
     }
 }

@@ -58,6 +58,11 @@ final class Daemon {
     /// At a stop while locked: the card left as it is, the lock screen on it, for the
     /// daemon after this one (nothing torn down, nothing taken out of systemd's store).
     var keepCovered: (() -> Void)?
+    /// At a system shutdown while locked: nothing of before put back on the screen.
+    var forgetScreen: (() -> Void)?
+    /// Whether the system is shutting down (touchlock-shutdown.service's marker), asked
+    /// once, at the stop.
+    private let systemStopping: () -> Bool
     /// Whether this stop is to give the screen back even while locked (the package being
     /// removed), asked once, at the stop.
     private let handBackAsked: () -> Bool
@@ -111,10 +116,15 @@ final class Daemon {
         self.runtime = runtime
         if let runtime {
             // A marker left from a removal that did not happen is no longer asked for.
-            do { try DurableFile.remove(runtime.handBackPath) } catch { Log.warning("\(error)") }
-            handBackAsked = { runtime.takeHandBack() }
+            // Markers left from a removal or a shutdown that did not happen count no more.
+            for path in [runtime.handBackPath, runtime.shutdownPath] {
+                do { try DurableFile.remove(path) } catch { Log.warning("\(error)") }
+            }
+            handBackAsked = { runtime.takeMarker(runtime.handBackPath) }
+            systemStopping = { runtime.takeMarker(runtime.shutdownPath) }
         } else {
             handBackAsked = { false }
+            systemStopping = { false }
         }
         var runtimeRecord = runtimeRecord
         runtimeRecord.ownVT = terminal?.number
@@ -745,11 +755,17 @@ final class Daemon {
         // Locked: the screen stays covered through a stop, a restart, an upgrade, with
         // the outputs as they are (their last frame on the screen); only a removal of
         // the package asks for the hand-back.
-        let exit = lock.cover.exit(handBackAsked: handBackAsked())
-        Log.info(exit == .stayCovered ? "stopping while locked: the lock screen stays on the screen, VT switching locked"
-                                      : "stopping: the display goes back")
+        let exit = lock.cover.exit(handBackAsked: handBackAsked(), systemStopping: systemStopping())
         switch exit {
-        case .giveBack:
+        case .stayCovered: Log.info("stopping while locked: the lock screen stays on the screen, VT switching locked")
+        case .giveBack: Log.info("stopping: the display goes back")
+        case .release: Log.info("stopping while locked for a system shutdown: the display is let go, VT switching unlocked")
+        }
+        // Released for a shutdown: the outputs, torn down, do not put back what was on the
+        // CRTCs before us (the kiosk app's last frame).
+        if exit == .release { forgetScreen?() }
+        switch exit {
+        case .giveBack, .release:
             // Torn down in reverse order of setup.
             for m in mirrors.reversed() { m.presenter.shutdown() }
             presenter.shutdown()

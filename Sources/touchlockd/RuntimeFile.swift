@@ -23,17 +23,23 @@ struct RuntimeFile {
     /// switching locked would stay unusable).
     var handBackPath: String { String(path.dropLast(".runtime".count)) + ".hand-back" }
 
-    /// Whether the marker is there, root's and written by nobody else; taken away either
-    /// way, so that it counts for one stop only.
-    func takeHandBack() -> Bool {
+    /// The shutdown marker, beside the record (/run/touchlock/touchlock.shutdown):
+    /// touchlock-shutdown.service, stopped just before touchlockd at a system shutdown,
+    /// makes it; the daemon then lets go of the screen while locked (`Cover.Exit.release`)
+    /// so that the shutdown's splash can take it.
+    var shutdownPath: String { String(path.dropLast(".runtime".count)) + ".shutdown" }
+
+    /// Whether the marker at `markerPath` is there, root's and written by nobody else;
+    /// taken away either way, so that it counts for one stop only.
+    func takeMarker(_ markerPath: String) -> Bool {
         let info: FileContents.Info?
-        do { info = try DurableFile.readWithOwner(handBackPath)?.info } catch {
+        do { info = try DurableFile.readWithOwner(markerPath)?.info } catch {
             Log.warning("\(error)")
             info = nil
         }
-        do { try DurableFile.remove(handBackPath) } catch { Log.warning("\(error)") }
+        do { try DurableFile.remove(markerPath) } catch { Log.warning("\(error)") }
         guard let info else { return false }
-        if let why = StateStore.distrust(handBackPath, file: info) {
+        if let why = FileTrust.distrust(markerPath, file: info) {
             Log.warning("\(why): not followed")
             return false
         }

@@ -324,6 +324,7 @@ func main() {
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }
         daemon.keepCovered = { card?.leaveOnScreen() }
+        daemon.forgetScreen = { card?.restoresScreenAtShutdown = false }
         // Only a KMS output's panel has a backlight of its own (never a headless display's).
         for d in displays where d is DrmDisplay {
             if let b = Backlight.find(config.backlight, connector: d.name) { daemon.backlights[d.name] = b }

@@ -32,6 +32,23 @@ import Testing
         #expect(unlocked.exit(handBackAsked: false) == .giveBack)
     }
 
+    /// A system shutdown while locked lets the screen go (for the shutdown's splash)
+    /// without handing it back; unlocked, it is handed back as at any stop.
+    @Test func aSystemShutdownWhileLockedReleasesTheScreenWithoutHandingItBack() {
+        var c = Cover(hasTerminal: true)
+        _ = c.start(); _ = c.terminalShown(); _ = c.outputsTaken()
+        #expect(c.exit(handBackAsked: false, systemStopping: true) == .release)
+        #expect(c.exit(handBackAsked: true, systemStopping: true) == .giveBack)
+        let unlocked = Cover(hasTerminal: true, uncovered: true)
+        #expect(unlocked.exit(handBackAsked: false, systemStopping: true) == .giveBack)
+        var t = TerminalSwitch(ours: 7)
+        _ = t.show(active: 1, at: ms(0))
+        _ = t.acquired(at: ms(50))
+        #expect(t.exit(.release) == .restore(showing: nil))
+        #expect(t.exit(.stayCovered) == .leaveLocked)
+        #expect(t.exit(.giveBack) == .restore(showing: 1))
+    }
+
     /// Locked from the start over a kiosk: our VT first, then the outputs.
     @Test func aStartOnAVTSwitchesThenTakesTheOutputs() {
         var c = Cover(hasTerminal: true)

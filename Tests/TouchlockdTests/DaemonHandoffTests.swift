@@ -204,6 +204,7 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
                             runtime: runtime, runtimeRecord: record, covering: covering)
         daemon.closeCard = { drm.close() }
         daemon.keepCovered = { drm.leaveOnScreen() }
+        daemon.forgetScreen = { drm.restoresScreenAtShutdown = false }
         let made = HandoffRig(card: card, vt: vt, loop: loop, handoff: handoff, daemon: daemon, runtime: runtime,
                               switchTimers: early)
         rig = made
@@ -568,6 +569,26 @@ struct DaemonHandoffTests {
             r.stop()
             #expect(r.vt.calls.last == "restore, activate 1" && r.card.trace.last == "close")
             #expect(access(r.runtime.handBackPath, F_OK) != 0)
+        }
+    }
+
+    /// A system shutdown while locked (touchlock-shutdown.service leaves its marker just
+    /// before touchlockd stops): the screen is let go for the shutdown's splash, VT
+    /// switching unlocked and the card closed, but the kiosk's VT is not shown and the
+    /// kiosk's last frame is not put back on the CRTC.
+    @Test func aStopForASystemShutdownWhileLockedLetsTheScreenGoWithoutHandingItBack() throws {
+        try withDaemon(compositorHoldsMaster: false) { r in
+            try r.switchCompletes()
+            let shown = try r.turn { r.ourFrameShown }
+            #expect(shown)
+            try DurableFile.replace(r.runtime.shutdownPath, with: [])
+            let before = r.vt.calls.count
+            let crtcsBefore = r.card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count
+            r.stop()
+            #expect(Array(r.vt.calls.dropFirst(before)) == ["restore"], "\(r.vt.calls)")
+            #expect(r.card.trace.last == "close")
+            #expect(r.card.trace.filter { $0.hasPrefix("drmModeSetCrtc") }.count == crtcsBefore, "\(r.card.trace.suffix(12))")
+            #expect(access(r.runtime.shutdownPath, F_OK) != 0)
         }
     }
 
