@@ -8,7 +8,7 @@ complete -c touchlockctl -f
 
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'show this help and exit'
-complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l version -d 'print the version and exit'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the version and exit'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'print the daemon\'s status as one JSON line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a wait-unlock -d 'wait until unlocked and the screen handed back (at once if it is); print the unlocked event line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a subscribe -d 'print every event line until the daemon goes away'

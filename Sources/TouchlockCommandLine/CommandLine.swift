@@ -8,7 +8,7 @@
 /// - Short options bundle as with getopt: `-vh` is `-v -h`, and in `-vCFILE` or
 ///   `-vC FILE` the first letter that takes a value takes the rest.
 /// - `-h`/`--help` prints the help on standard output and exits 0 (on every command);
-///   `--version` prints the version and exits 0.
+///   `-V`/`--version` prints the version and exits 0.
 /// - A usage error is one line on standard error, then one line naming the help, and
 ///   exit status 64 (EX_USAGE); never the whole help.
 ///
@@ -115,7 +115,7 @@ public struct CommandSpec: Sendable {
     }
 
     static let help = OptionSpec.flag("help", short: "h", help: "show this help and exit")
-    static let version = OptionSpec.flag("version", help: "print the version and exit")
+    static let version = OptionSpec.flag("version", short: "V", help: "print the version and exit")
 }
 
 /// A usage error: the message, without the program's name.
@@ -286,6 +286,7 @@ public enum CommandLineParser {
             var letters = arg.dropFirst()
             while let letter = letters.popFirst() {
                 if letter == "h" { early = early ?? .help; continue }
+                if letter == "V" { early = early ?? .version; continue }
                 guard let option = command.options.first(where: { $0.short == letter }) else {
                     throw UsageError("unknown option '-\(letter)'" + (arg.count > 2 ? " (in '\(arg)')" : ""))
                 }
@@ -371,7 +372,48 @@ public enum CommandLineParser {
         "\(program.name) \(TouchlockVersion.current)"
     }
 
-    /// The help of `command`: usage, about, commands, arguments, options, footer.
+    /// The width every help text fits in: a terminal's 80 columns.
+    public static let helpWidth = 80
+
+    /// `line` broken at spaces into lines of at most `width` columns, the lines after the
+    /// first indented by `indent` spaces (a word longer than the room is left whole).
+    static func wrap(_ line: String, width: Int, indent: Int) -> [String] {
+        guard line.count > width else { return [line] }
+        let lead = line.prefix(while: { $0 == " " })
+        var lines: [String] = []
+        var current = String(lead)
+        var empty = true
+        // A bracketed group ("[-C FILE]") is kept on one line.
+        var words: [String] = []
+        var depth = 0
+        for piece in line.dropFirst(lead.count).split(separator: " ") {
+            if depth > 0, let last = words.popLast() { words.append(last + " " + piece) } else { words.append(String(piece)) }
+            depth = max(0, depth + piece.filter { $0 == "[" }.count - piece.filter { $0 == "]" }.count)
+        }
+        for word in words {
+            if !empty, current.count + 1 + word.count > width {
+                lines.append(current)
+                current = String(repeating: " ", count: indent)
+                empty = true
+            }
+            current += (empty ? "" : " ") + word
+            empty = false
+        }
+        lines.append(current)
+        return lines
+    }
+
+    /// A text of the help (an about, a footer): each line over the width broken, its
+    /// continuation indented as the line itself.
+    static func fitted(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { l -> [String] in
+            let line = String(l)
+            return wrap(line, width: helpWidth, indent: line.prefix(while: { $0 == " " }).count)
+        }.joined(separator: "\n")
+    }
+
+    /// The help of `command`: usage, about, commands, arguments, options, footer, every
+    /// line within `helpWidth` columns.
     public static func help(_ command: CommandSpec, path: [String]) -> String {
         let name = path.joined(separator: " ")
         var out = ""
@@ -386,15 +428,20 @@ public enum CommandLineParser {
             usage = [words.joined(separator: " ")]
         }
         for (i, line) in usage.enumerated() {
-            out += (i == 0 ? "usage: " : "       ") + name + (line.isEmpty ? "" : " \(line)") + "\n"
+            let head = (i == 0 ? "usage: " : "       ") + name
+            for l in wrap(head + (line.isEmpty ? "" : " \(line)"), width: helpWidth, indent: head.count + 1) {
+                out += l + "\n"
+            }
         }
-        if let about = command.about { out += "\n\(about)\n" }
+        if let about = command.about { out += "\n\(fitted(about))\n" }
         func table(_ title: String, _ rows: [(String, String)]) {
             guard !rows.isEmpty else { return }
             out += "\n\(title):\n"
             let width = min(max(rows.map(\.0.count).max() ?? 0, 10), 24)
+            let room = helpWidth - (width + 4)
             for (left, right) in rows {
                 let lines = right.split(separator: "\n", omittingEmptySubsequences: false)
+                    .flatMap { wrap(String($0), width: room, indent: 0) }
                 if left.count > width {
                     out += "  \(left)\n"
                     for l in lines { out += String(repeating: " ", count: width + 4) + l + "\n" }
@@ -415,7 +462,7 @@ public enum CommandLineParser {
         if !command.subcommands.isEmpty {
             out += "\nRun '\(name) <command> --help' for the options of a command.\n"
         }
-        if let footer = command.footer { out += "\n\(footer)\n" }
+        if let footer = command.footer { out += "\n\(fitted(footer))\n" }
         return out
     }
 }

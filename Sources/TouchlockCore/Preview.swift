@@ -99,6 +99,11 @@ public enum Preview {
         case .code:
             guard let pad = s.code else { throw Failure(description: "the screen has no code pad") }
             func type(_ n: Int) { for i in 0..<n { _ = s.key(CodePad.Key.digit((i * 7 + 2) % 10), at: next()) } }
+            // K digits typed, the pad not full: 0 to the code's length less one; more is
+            // refused, not clamped (a picture of another state than the one asked for).
+            if let k, !(0..<pad.length).contains(k) {
+                throw Failure(description: "'\(state)': K is 0 to \(pad.length - 1) for a code of \(pad.length) digits (the full pad is 'full')")
+            }
             let n = min(k ?? 2, pad.length - 1)
             switch name {
             case "idle": break

@@ -44,6 +44,38 @@ private let mayHideProc: Bool = access("/usr/bin/unshare", X_OK) == 0 && system(
         }
     }
 
+    /// Every help, of both programs and every command, fits a terminal's 80 columns.
+    @Test func everyHelpFitsEightyColumns() throws {
+        var helps = [("touchlockd", try daemon(["--help"]).output), ("touchlockctl", try ctl(["--help"]).output)]
+        for command in ["status", "wait-unlock", "subscribe", "lock", "metrics", "enroll", "message", "lockout", "set-secret",
+                        "hash-pattern", "hash-code", "replay", "preview"] {
+            helps.append(("touchlockctl \(command)", try ctl([command, "--help"]).output))
+        }
+        for (name, text) in helps {
+            #expect(!text.isEmpty, "\(name): no help")
+            let long = text.split(separator: "\n").filter { $0.count > 80 }
+            #expect(long.isEmpty, "\(name): \(long.count) lines over 80 columns: \(long)")
+        }
+    }
+
+    /// `-V` is `--version`, for both programs.
+    @Test func dashCapitalVPrintsTheVersion() throws {
+        for (short, long) in [(try daemon(["-V"]), try daemon(["--version"])), (try ctl(["-V"]), try ctl(["--version"]))] {
+            #expect(short.status == 0 && short.errors.isEmpty && !short.output.isEmpty, "\(short)")
+            #expect(short.output == long.output, "\(short.output) vs \(long.output)")
+        }
+    }
+
+    /// A state the preview cannot draw is refused, never drawn as another.
+    @Test func aPreviewOfMoreDigitsThanThePadHoldsIsRefused() throws {
+        let out = dir + "/p.png"
+        let r = try ctl(["preview", "--screen", "code", "--state", "digits:13", "--out", out])
+        #expect(r.status != 0 && r.errors.contains("K is 0 to"), "\(r)")
+        #expect(access(out, F_OK) != 0)
+        let ok = try ctl(["preview", "--screen", "code", "--state", "digits:3", "--out", out])
+        #expect(ok.status == 0, "\(ok)")
+    }
+
     /// `--display auto` (the default) is the KMS display or nothing: on a machine with no
     /// DRM card the daemon exits 1 saying why, and never shows frames nobody sees while
     /// status would say the lock screen is shown.
