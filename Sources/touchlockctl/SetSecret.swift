@@ -17,6 +17,14 @@ func setSecretCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         throw invocation.usageError("say which secret: pattern or code")
     }
     let file = p.value("file") ?? SecretFiles.defaultPath
+    // The default file's directory is made if missing (a first install from source); a
+    // file named with --file goes only where its directory is: a mistyped path is
+    // refused before the secret is asked for, and no directory is made for it.
+    let directory = DurableFile.directory(of: file)
+    var st = stat()
+    if p.value("file") != nil, stat(directory, &st) != 0 || st.st_mode & S_IFMT != S_IFDIR {
+        fail("set-secret: \(directory): no such directory (--file \(file)); nothing written")
+    }
     let rules = try PatternRules(invocation, command: "set-secret")
     guard var first = readSecretLine(prompt: "New \(method.rawValue): ") else {
         fail("set-secret: no \(method.rawValue) on standard input")

@@ -58,6 +58,7 @@ private func hashOf(_ nodes: [Int]) throws -> String {
     @Test func setSecretWritesTheHashRootOnlyInOneStepAndTheDaemonUnlocksWithIt() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
         let secrets = d.dir + "/etc/secrets.conf"
+        try DurableFile.makeDirectory(d.dir + "/etc")
         let set = { (what: String, input: String) throws in
             try runApart([DaemonProcess.ctl, "set-secret", what, "--file", secrets, "-C", d.configPath], input: input, in: d.dir)
         }
@@ -101,6 +102,17 @@ private func hashOf(_ nodes: [Int]) throws -> String {
     }
 
     /// README documents the secrets file in section form too (`[pattern]` / `hash =`):
+    /// A mistyped --file is refused before the secret is asked for, and no directory is
+    /// made for it.
+    @Test func setSecretRefusesAFileInADirectoryThatDoesNotExist() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+        let secrets = d.dir + "/etc/touchlok/secrets.conf"
+        let r = try runApart([DaemonProcess.ctl, "set-secret", "pattern", "--file", secrets, "-C", d.configPath],
+                             input: "0-1-2-5-8\n0-1-2-5-8\n", in: d.dir)
+        #expect(r.status == 1 && r.errors.contains("no such directory") && r.errors.contains(d.dir + "/etc/touchlok"), "\(r)")
+        #expect(access(d.dir + "/etc", F_OK) != 0, "a directory was made")
+    }
+
     /// set-secret replaces the old hash where it was found, in the form it was found, and
     /// what it writes is a file touchlockd starts with, whose hash is the new secret's.
     @Test func setSecretKeepsTheFormOfTheFileItFindsAndReplacesTheOldHash() throws {
@@ -221,6 +233,7 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         r = try hash("0-1-2-1-4\n", ["--repeat", "never"])
         #expect(r.status == 1 && r.errors.contains("node 1 is used twice"), "\(r.errors)")
         let secrets = d.dir + "/etc/secrets.conf"
+        try DurableFile.makeDirectory(d.dir + "/etc")
         let set = try runApart([DaemonProcess.ctl, "set-secret", "pattern", "--file", secrets, "-C", d.configPath],
                                input: "0-1-2-1-4\n0-1-2-1-4\n", in: d.dir)
         #expect(set.status == 0, "\(set.errors)")
