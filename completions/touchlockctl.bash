@@ -29,7 +29,7 @@ _touchlockctl()
         :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | message:--socket | lockout:--socket)
             _filedir
             return ;;
-        wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi)
+        wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | set-secret:--hash | set-secret:--hash-file | set-secret:--length | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi)
             # anything: nothing to offer
             return ;;
         set-secret:--grid | hash-pattern:--grid)
@@ -96,7 +96,7 @@ _touchlockctl()
             _touchlockctl_words "--socket --reset --help" ;;
         set-secret)
             if [[ $cur == -* ]]; then
-                _touchlockctl_words "--grid --min-length --repeat --config --file --help"
+                _touchlockctl_words "--grid --min-length --repeat --config --file --hash --hash-file --length --help"
             else
                 _touchlockctl_words "pattern code"
             fi ;;

@@ -63,6 +63,9 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l min-leng
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l repeat -x -a 'never allowed' -d 'never or allowed: whether a node can be chosen again (default: the config\'s repeat, else never)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s C -l config -x -d 'read settings from FILE too, after the daemon\'s (may be given several times)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l file -x -d 'the secrets file (default /etc/touchlock/secrets.conf)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l hash -x -d 'a yescrypt hash made elsewhere; - reads it on standard input'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l hash-file -x -d 'read the hash from HASHFILE (one line)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -l length -x -d 'with a code\'s hash: its number of digits, 4 to 12'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -s h -l help -d 'show this help and exit'
 complete -c touchlockctl -n "__fish_seen_subcommand_from set-secret" -f -a 'pattern code' -d 'which secret: pattern or code'
 

@@ -56,7 +56,12 @@ enum Commands {
                         options: [socket, .flag("reset", help: "clear the count and the wait (required)")],
                         footer: exitStatus),
             CommandSpec("set-secret", summary: "root: hash a secret read on standard input into the root-only secrets file",
-                        usage: ["pattern|code [--file FILE] [--grid RxC] [--min-length N] [--repeat never|allowed] [-C FILE]"],
+                        usage: [
+                            "pattern|code [--file FILE] [--grid RxC] [--min-length N] [--repeat never|allowed] [-C FILE]",
+                            "code --hash HASH|- --length N [--file FILE]",
+                            "pattern --hash HASH|- [--file FILE]",
+                            "pattern|code --hash-file HASHFILE [--length N] [--file FILE]",
+                        ],
                         about: """
                             Reads the secret twice on standard input (one per line; on a terminal,
                             without echo), hashes it and writes the hash into \(SecretFiles.defaultPath)
@@ -64,9 +69,16 @@ enum Commands {
                             by a finger as written, on the grid and with the min_length and repeat
                             policy in force; a code sets code_length too. It wins over a secret
                             enrolled in the daemon's state.
+                            With --hash or --hash-file, a yescrypt hash made elsewhere (hash-code,
+                            hash-pattern) is checked and written instead; --hash - reads it on
+                            standard input, out of the process list. A file that already holds it is
+                            not written. Standard output starts with "changed" or "unchanged".
                             """,
                         options: patternRules + [
                             OptionSpec("file", value: "FILE", help: "the secrets file (default \(SecretFiles.defaultPath))"),
+                            OptionSpec("hash", value: "HASH", help: "a yescrypt hash made elsewhere; - reads it on standard input"),
+                            OptionSpec("hash-file", value: "HASHFILE", help: "read the hash from HASHFILE (one line)"),
+                            OptionSpec("length", value: "N", help: "with a code's hash: its number of digits, \(CodeRules.lengths.lowerBound) to \(CodeRules.lengths.upperBound)"),
                         ],
                         arguments: [ArgumentSpec("SECRET", choices: ["pattern", "code"], help: "which secret: pattern or code")],
                         footer: exitStatus),
