@@ -52,7 +52,7 @@ struct PatternRules {
 
 /// `touchlockctl hash-pattern [--grid RxC] [--min-length N] [--repeat never|allowed]
 /// [-C FILE]`: reads a pattern (node numbers from 0, row-major, separated by '-' or ',')
-/// from standard input (on a terminal, asked for without echo) and prints its salted hash. Only a pattern a finger can draw as
+/// from standard input (on a terminal, asked for twice without echo) and prints its salted hash. Only a pattern a finger can draw as
 /// written, on the grid and with the minimum length and repeat policy in force, is
 /// hashed. The pattern never appears on a command
 /// line.
@@ -60,6 +60,10 @@ func hashPatternCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let rules = try PatternRules(invocation, command: "hash-pattern")
     var line = readSecretLine(prompt: "Pattern: ") ?? []
     defer { SecretHash.wipe(&line) }
+    guard repeatedAtTerminal(line, prompt: "Repeat the pattern: ") else {
+        StandardStreams.error("touchlockctl: hash-pattern: the two entries differ; nothing printed")
+        return Exit.failure
+    }
     let pattern = rules.pattern(String(decoding: line, as: UTF8.self), command: "hash-pattern")
     var bytes = pattern.secretBytes
     do {

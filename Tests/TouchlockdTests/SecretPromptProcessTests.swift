@@ -133,17 +133,29 @@ private final class Terminal {
         var typed = Pattern(rows: 3, columns: 3, nodes: [0, 3, 6, 7, 8]).secretBytes
         #expect(hash.map { SecretHash.verify(&typed, against: $0) } == true, "\(text)")
 
-        // hash-pattern and hash-code ask the same way.
+        // hash-pattern and hash-code ask the same way, twice: a hash made on a workstation
+        // goes to a fleet, and a typo in it would lock every kiosk with a code no one knows.
         let pattern = try Terminal([DaemonProcess.ctl, "hash-pattern", "-C", config])
         #expect(pattern.waitFor("Pattern: "), "\(pattern.screen)")
+        pattern.type("1-4-7-8\n")
+        #expect(pattern.waitFor("Repeat the pattern: "), "\(pattern.screen)")
         pattern.type("1-4-7-8\n")
         #expect(pattern.end() && pattern.status == 0, "\(pattern.screen)")
         #expect(pattern.screen.contains("$y$") && !pattern.screen.contains("1-4-7"), "\(pattern.screen)")
         let code = try Terminal([DaemonProcess.ctl, "hash-code"])
         #expect(code.waitFor("Code: "), "\(code.screen)")
         code.type("975310\n")
+        #expect(code.waitFor("Repeat the code: "), "\(code.screen)")
+        code.type("975310\n")
         #expect(code.end() && code.status == 0, "\(code.screen)")
         #expect(code.screen.contains("$y$") && !code.screen.contains("975310"), "\(code.screen)")
+        let typo = try Terminal([DaemonProcess.ctl, "hash-code"])
+        #expect(typo.waitFor("Code: "), "\(typo.screen)")
+        typo.type("975310\n")
+        #expect(typo.waitFor("Repeat the code: "), "\(typo.screen)")
+        typo.type("975301\n")
+        #expect(typo.end() && typo.status == 1 << 8, "\(typo.status): \(typo.screen)")
+        #expect(typo.screen.contains("the two entries differ") && !typo.screen.contains("$y$"), "\(typo.screen)")
     }
 
     /// Ctrl-C at the prompt ends it, writes nothing, and leaves the terminal echoing: the
