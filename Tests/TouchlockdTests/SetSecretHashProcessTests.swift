@@ -58,6 +58,36 @@ private func contents(_ path: String) -> String? {
         #expect(w.status == 0 && w.output.contains("\"event\":\"unlocked\""), "\(w.output)\n\(d.log)")
     }
 
+    /// Configuration management pushing a code over one enrolled on the device: the
+    /// running daemon keeps the enrolled one until it restarts (the role's handler); then
+    /// the pushed one counts, and the log and status say the enrolled one is shadowed.
+    @Test func aCodePushedOverAnEnrolledOneCountsFromTheRestartAndTheLogSaysSo() throws {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\nunlock_method = both\n")
+        let secrets = d.dir + "/etc/secrets.conf"
+        try DurableFile.makeDirectory(d.dir + "/etc")
+        try d.start(replay: nil)
+        var r = try d.ctl(["enroll", "code"], input: "1357\n1357\n")
+        #expect(r.status == 0, "\(r)")
+        #expect(try d.status().secretSource?["code"] == .enrolled)
+
+        let made = try runApart([DaemonProcess.ctl, "hash-code"], input: "2468\n", in: d.dir)
+        let pushed = try runApart([DaemonProcess.ctl, "set-secret", "code", "--hash", "-", "--length", "4", "--file", secrets],
+                                  input: made.output, in: d.dir)
+        #expect(pushed.status == 0 && pushed.output.hasPrefix("changed: "), "\(pushed)")
+        #expect(try d.status().secretSource?["code"] == .enrolled)
+        #expect(!d.log.contains("does not count"))
+
+        d.kill(SIGTERM)
+        d.waitExit()
+        try d.start(replay: nil, extra: ["-C", secrets])
+        let st = try d.status()
+        #expect(st.secretSource?["code"] == .config && st.secretsShadowed == [.code], "\(st)")
+        #expect(d.log.contains("the code enrolled in \(d.statePath) does not count: the config files set one, which wins"),
+                "\(d.log)")
+        r = try d.ctl(["enroll", "code"], input: "9753\n9753\n")
+        #expect(r.status == 1 && r.output.contains("shadowed"), "\(r)")
+    }
+
     /// Setting the hash a file already holds writes nothing (same inode, same mtime) and
     /// says `unchanged`; another hash, or the same in a file others could read, is written
     /// and says `changed`. Exit 0 each time.
