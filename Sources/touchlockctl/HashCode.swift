@@ -33,7 +33,7 @@ func hashCodeCommand(_ invocation: Invocation) -> Int32 {
         return Exit.failure
     }
     StandardStreams.error("touchlockctl: hash-code: set code_length = \(line.count) with this code_hash, in a file only root "
-                          + "can read (touchlockctl set-secret code does both in one step)")
+                          + "can read: on the device, touchlockctl set-secret code --hash - --length \(line.count) does both")
     return Exit.ok
 }
 
