@@ -16,7 +16,7 @@ extension SecretHash {
             ("$5$", "SHA-256 crypt"), ("$sha1$", "SHA-1 crypt"), ("$md5", "Sun MD5 crypt"),
             ("$1$", "MD5 crypt"), ("$3$", "NT hash"),
         ]
-        if let (_, name) = prefixes.first(where: { hash.hasPrefix($0.0) }) { return name }
+        if let found = prefixes.first(where: { hash.hasPrefix($0.0) }) { return found.1 }
         if hash.hasPrefix("_") { return "BSDi extended DES crypt" }
         if !hash.hasPrefix("$") && hash.utf8.count == 13 { return "traditional DES crypt" }
         return "no crypt(5) method"
