@@ -202,7 +202,7 @@ class SystemdGuest(Guest):
         return values
 
     def status(self):
-        _, lines = self.run("touchlockctl status </dev/null")
+        _, lines = self.run("touchlockctl status --json </dev/null")
         st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
         if not st:
             raise CheckFailed("no status from touchlockctl: " + " | ".join(lines))
