@@ -145,8 +145,9 @@ let package = Package(
         .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"], swiftSettings: swiftFlags),
-        // The man pages, the shells' completions and docs/protocol.md against the
-        // definitions they describe: both programs' commands and options, the protocol's types.
+        // The man pages, the shells' completions, the README and the guides under docs/
+        // against the definitions they describe: both programs' commands and options, the
+        // protocol's types, the config's settings, the state machines' actions, the links.
         .testTarget(name: "TouchlockDocsTests", dependencies: [
             "touchlockctl", "touchlockd", "TouchlockCommandLine", "TouchlockControl", "TouchlockCore",
         ], swiftSettings: swiftFlags),
