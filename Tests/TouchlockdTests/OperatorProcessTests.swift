@@ -376,6 +376,31 @@ private final class RealJournal {
         #expect(reply.state == .lockout && reply.failures == 1, "\(json.output)")
     }
 
+    /// The figures the demo prints: stopped by SIGTERM after the unlock, as `scripts/run`
+    /// stops it, the daemon's latency lines say they time PNG files when it writes each
+    /// frame as one (the demo's `--out`), and say nothing of the kind when it does not.
+    @Test func theLatencyLinesSayWhenTheyTimeTheWritingOfPNGFiles() throws {
+        for writesFiles in [true, false] {
+            let d = try DaemonProcess(config: "")
+            try DurableFile.replace(d.configPath, with: Array("pattern_hash = \(try hashOf(rightPattern))\n".utf8), mode: 0o600)
+            let replay = d.dir + "/right.evemu"
+            try DurableFile.replace(replay, with: Array(recording(of: [rightPattern], on: screen).utf8), mode: 0o644)
+            try d.start(replay: replay, extra: ["--replay-pace", "frames"] + (writesFiles ? ["--out", d.dir + "/out"] : []))
+            let deadline = EventLoop.now() + .milliseconds(30_000)
+            // Unlocked and handed back, as `touchlockctl wait-unlock` waits for.
+            while try d.status().display != .handedOver, EventLoop.now() < deadline { usleep(100_000) }
+            d.kill(SIGTERM)
+            d.waitExit()
+            let latency = d.log.split(separator: "\n").filter { $0.contains("latency from input event") }
+            #expect(latency.count == 2, "\(d.log)")
+            if writesFiles {
+                #expect(latency.allSatisfy { $0.contains("each frame encoded and written as a PNG file first") }, "\(latency)")
+            } else {
+                #expect(!latency.contains { $0.contains("PNG") }, "\(latency)")
+            }
+        }
+    }
+
     /// With only the enrolled secret, it counts, and nothing is shadowed.
     @Test func anEnrolledSecretAloneCountsAndStatusSaysItIsTheEnrolledOne() throws {
         let d = try DaemonProcess(config: "error_hold_ms = 100\n")
