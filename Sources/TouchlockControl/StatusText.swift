@@ -37,7 +37,7 @@ extension Status {
             lines.append(("output", words))
         }
         if let message { lines.append(("message", message)) }
-        let width = lines.map(\.0.count).max() ?? 0
+        let width = lines.map { $0.0.count }.max() ?? 0
         return lines.map { label, words in
             label + ":" + String(repeating: " ", count: width - label.count + 1) + words
         }.joined(separator: "\n") + "\n"
