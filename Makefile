@@ -61,7 +61,7 @@ SUBST = sed -e 's|/usr/sbin/touchlockd|$(SBINDIR)/touchlockd|g' \
 	-e 's|/var/lib/touchlock|$(PKGSTATEDIR)|g'
 
 MANPAGES = touchlockd.8 touchlockctl.1 touchlock.conf.5
-DOCS = README.md docs/protocol.md docs/operations.md
+DOCS = README.md docs/protocol.md docs/operations.md docs/integrating.md docs/configuring.md docs/fleet.md
 
 all: build generated
 

@@ -12,14 +12,15 @@ import PackageDescription
 // Dictionary) through a direct accessor, not by its mangled name: the runtime's demangler
 // then does not run at the first use of each such type, which cut exec to first frame by
 // about a tenth in the VM protocol, for 20 kB of code.
-// Each function in a section of its own (-function-sections), so that the linker can lay
-// out the daemon's hot functions first (touchlockdLink below).
+// Each function in a section of its own (-function-sections, a frontend option: given to
+// the driver, it warned once per module), so that the linker can lay out the daemon's hot
+// functions first (touchlockdLink below).
 // libdrm and libevdev are linked from their static archives (CDrm's and CEvdev's linker
 // scripts) and have no pkg-config here, which would link the shared ones too: their
 // headers' directories, which pkg-config would give, are these.
 let swiftFlags: [SwiftSetting] = [
     .unsafeFlags(["-Xcc", "-I/usr/include/libdrm", "-Xcc", "-I/usr/include/libevdev-1.0"]),
-    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-function-sections"],
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-Xfrontend", "-function-sections"],
                  .when(configuration: .release)),
 ]
 // cairo and pixman from Debian's static archives where the -dev packages ship them (Debian 12);
@@ -145,8 +146,9 @@ let package = Package(
         .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"], swiftSettings: swiftFlags),
-        // The man pages, the shells' completions and docs/protocol.md against the
-        // definitions they describe: both programs' commands and options, the protocol's types.
+        // The man pages, the shells' completions, the README and the guides under docs/
+        // against the definitions they describe: both programs' commands and options, the
+        // protocol's types, the config's settings, the state machines' actions, the links.
         .testTarget(name: "TouchlockDocsTests", dependencies: [
             "touchlockctl", "touchlockd", "TouchlockCommandLine", "TouchlockControl", "TouchlockCore",
         ], swiftSettings: swiftFlags),

@@ -71,7 +71,7 @@ _touchlockctl()
                 _touchlockctl_words "status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview"
             fi ;;
         status)
-            _touchlockctl_words "--socket --help" ;;
+            _touchlockctl_words "--socket --json --help" ;;
         wait-unlock)
             _touchlockctl_words "--socket --timeout --help" ;;
         subscribe)

@@ -9,7 +9,7 @@ complete -c touchlockctl -f
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s h -l help -d 'show this help and exit'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -s V -l version -d 'print the version and exit'
-complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'print the daemon\'s status as one JSON line'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a status -d 'print the daemon\'s state, methods, attempts, secrets and screens'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a wait-unlock -d 'wait until unlocked and the screen handed back (at once if it is); print the unlocked event line'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a subscribe -d 'print every event line until the daemon goes away'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a lock -d 'lock the device again (after an unlock)'
@@ -24,6 +24,7 @@ complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a repla
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a preview -d 'draw a lock screen in a state as a PNG, without hardware'
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from status" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from status" -l json -d 'print the protocol\'s status reply, one JSON line'
 complete -c touchlockctl -n "__fish_seen_subcommand_from status" -s h -l help -d 'show this help and exit'
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from wait-unlock" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'

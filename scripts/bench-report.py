@@ -281,6 +281,14 @@ def main():
           f"{open('/proc/loadavg').read().split()[0]} at the end",
           "(other work on the machine moves every figure: compare the columns of one run). Figures are",
           "printed, never asserted; CI runs `touchlock-bench --tiny` only to prove it works.", "",
+          "touchlock-bench runs four benchmarks, all of them by default or each alone with its name:",
+          "`--only input` (events read and turned into frames per second on one core),",
+          "`--only frames` (the cost of one frame, full and incremental, and of a turned frame's copy),",
+          "`--only daemon` (a running touchlockd: latency from a replayed touch to its frame, idle",
+          "wake-ups, memory and start-up) and `--only messages` (the daemon's resident memory over",
+          "4,000 messages of new characters). `--tiny` runs each in a small size, only to prove it",
+          "runs.",
+          "",
           "## The targets (issue 11)", "",
           "| target | measured | outcome |", "| --- | --- | --- |"]
     md += [f"| {t} | {f} | {o} |" for t, f, o in verdicts]

@@ -474,7 +474,7 @@ public struct Status: Codable, Hashable, Sendable {
     public var secretsShadowed: [UnlockMethod]?
     /// The config files that hold a secret's hash and that others than root can read
     /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
-    /// the root-only secrets file (README, "Secrets and lockout").
+    /// the root-only secrets file (docs/operations.md, "Secrets and lockout").
     public var secretsReadable: [String]?
     public var screen: Screen
     /// The pattern grid, when the screen has one.

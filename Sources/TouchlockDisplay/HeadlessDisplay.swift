@@ -26,6 +26,9 @@ public final class HeadlessDisplay: Display {
     private let writePNG: (ShadowBuffer, String) throws -> Void
     /// Frames presented so far; frame N is written as frame-NNNNN.png.
     public private(set) var frames = 0
+    /// Whether each frame is written as a PNG file when presented (an output folder was
+    /// given): presenting then takes the time of encoding and writing it.
+    public var writesFiles: Bool { outputDirectory != nil }
 
     public init(size: Size, rotation: Rotation = .degrees0, loop: EventLoop, outputDirectory: String?,
                 writePNG: @escaping (ShadowBuffer, String) throws -> Void) throws(SystemError) {

@@ -22,8 +22,9 @@ enum Commands {
         about: "Talks to touchlockd over its control socket, and makes what its config needs.",
         options: [socket],
         subcommands: [
-            CommandSpec("status", summary: "print the daemon's status as one JSON line",
-                        options: [socket], footer: exitStatus),
+            CommandSpec("status", summary: "print the daemon's state, methods, attempts, secrets and screens",
+                        options: [socket, .flag("json", help: "print the protocol's status reply, one JSON line")],
+                        footer: exitStatus),
             CommandSpec("wait-unlock", summary: "wait until unlocked and the screen handed back (at once if it is); print the unlocked event line",
                         options: [socket, timeout], footer: exitStatus),
             CommandSpec("subscribe", summary: "print every event line until the daemon goes away",

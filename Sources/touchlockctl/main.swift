@@ -68,6 +68,12 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
         guard let metrics = try? client.decode(Metrics.self, from: line) else { fail("metrics: unreadable reply: \(line)") }
         print(MetricsExposition.render(status: status, metrics: metrics, format: .openMetrics), terminator: "")
         return Exit.ok
+    case "status" where !invocation.parsed.flag("json"):
+        let client = connect(invocation.socket)
+        let line = request(client, .status, echo: false)
+        guard let status = try? client.decode(Status.self, from: line) else { fail("status: unreadable reply: \(line)") }
+        print(status.text, terminator: "")
+        return Exit.ok
     case "status", "lock", "metrics":
         // One request, its reply printed.
         let client = connect(invocation.socket)

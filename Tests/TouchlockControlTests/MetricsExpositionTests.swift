@@ -4,8 +4,8 @@ import TouchlockControl
 import TouchlockCore
 import TouchlockSystem
 
-/// The exposition read back by a real parser: Python's prometheus_client (installed by
-/// scripts/setup), its OpenMetrics parser and its Prometheus text parser.
+/// The exposition read back by a real parser: Python's prometheus_client (Debian's, installed by
+/// `scripts/setup --test`), its OpenMetrics parser and its Prometheus text parser.
 @Suite struct MetricsExpositionTests {
     struct Parsed: Decodable {
         struct Family: Decodable {

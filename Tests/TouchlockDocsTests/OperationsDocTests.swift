@@ -26,7 +26,7 @@ import TouchlockCore
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    @Test(.enabled(if: promtool != nil, "promtool (Debian's prometheus) is installed by scripts/setup"))
+    @Test(.enabled(if: promtool != nil, "promtool (Debian's prometheus) is installed by scripts/setup --test"))
     func theAlertRulesPassPromtoolsCheckAndTheirUnitTests() throws {
         let dir = Tree.path("data/prometheus")
         let check = try Self.run([Self.promtool!, "check", "rules", "touchlock.rules.yml"], in: dir)

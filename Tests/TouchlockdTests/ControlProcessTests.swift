@@ -264,11 +264,11 @@ private let screen = Size(width: 640, height: 400)
         let member = ["--reuid=65534", "--regid=\(gid)", "--clear-groups"]
         let supplementary = ["--reuid=65534", "--regid=65534", "--groups=\(gid)"]
         let stranger = ["--reuid=65534", "--regid=65534", "--clear-groups"]
-        #expect(try d.ctl(["status"], as: member).status == 0)
-        #expect(try d.ctl(["status"], as: supplementary).status == 0)
+        #expect(try d.ctl(["status", "--json"], as: member).status == 0)
+        #expect(try d.ctl(["status", "--json"], as: supplementary).status == 0)
         let refused = try d.ctl(["enroll", "code"], input: "123456\n123456\n", as: member)
         #expect(refused.status == 1 && refused.output.contains("forbidden"), "\(refused.output)")
-        let outsider = try d.ctl(["status"], as: stranger)
+        let outsider = try d.ctl(["status", "--json"], as: stranger)
         #expect(outsider.status == 1 && outsider.output.contains("Permission denied"), "\(outsider.output)")
         #expect(d.log.contains("refused enroll"))
     }

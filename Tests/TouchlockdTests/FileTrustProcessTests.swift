@@ -97,10 +97,10 @@ private func forgedRecord() throws -> String {
     func touchlockctlRefusesASocketInAnUntrustedDirectory() throws {
         let d = try DaemonProcess(config: "")
         try d.start(replay: nil)
-        #expect(try d.ctl(["status"]).status == 0)
+        #expect(try d.ctl(["status", "--json"]).status == 0)
         let run = DurableFile.directory(of: d.socketPath)
         #expect(chown(run, 65534, 65534) == 0)
-        for command in [["status"], ["wait-unlock", "--timeout", "10"]] {
+        for command in [["status", "--json"], ["wait-unlock", "--timeout", "10"]] {
             let started = EventLoop.now()
             let r = try d.ctl(command)
             let ms = (EventLoop.now() - started).milliseconds
@@ -112,10 +112,10 @@ private func forgedRecord() throws -> String {
         #expect(chown(run, 0, 0) == 0)
         // A directory above it that others may write, without the sticky bit, and with it.
         #expect(chmod(d.dir, 0o777) == 0)
-        let open = try d.ctl(["status"])
+        let open = try d.ctl(["status", "--json"])
         #expect(open.status == 1 && open.output.contains("not trusted (\(d.dir) is writable by others (mode 777))"), "\(open.output)")
         #expect(chmod(d.dir, 0o1777) == 0)
-        let sticky = try d.ctl(["status"])
+        let sticky = try d.ctl(["status", "--json"])
         #expect(sticky.status == 0, "\(sticky.output)")
     }
 

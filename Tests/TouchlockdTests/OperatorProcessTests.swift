@@ -309,7 +309,7 @@ private final class RealJournal {
         #expect(st.secretSource == ["pattern": .config], "\(st)")
         #expect(st.secretsShadowed == [.pattern])
         // touchlockctl status shows it as the daemon sends it.
-        let shown = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status"], in: d.dir)
+        let shown = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status", "--json"], in: d.dir)
         #expect(shown.output.contains("\"secret_source\":{\"pattern\":\"config\"}"), "\(shown.output)")
         #expect(shown.output.contains("\"secrets_shadowed\":[\"pattern\"]"), "\(shown.output)")
 
@@ -336,6 +336,69 @@ private final class RealJournal {
         let code = try d.ctl(["enroll", "code"], input: "246810\n246810\n")
         #expect(code.status == 0, "\(code)")
         #expect(d.stateText?.contains("code_hash = $y$") == true)
+    }
+
+    /// `touchlockctl status` reads as lines for a person (state and the lockout's wait,
+    /// attempts, methods, where the secret comes from, the cover); `--json` is the
+    /// protocol's reply, as scripts read it.
+    @Test func statusPrintsReadableLinesAndTheJSONBehindJson() throws {
+        let d = try DaemonProcess(config: "")
+        try DurableFile.replace(d.configPath, with: Array("""
+            pattern_hash = \(try hashOf(rightPattern))
+            error_hold_ms = 100
+            [lockout]
+            schedule = 60
+
+            """.utf8), mode: 0o600)
+        let replay = d.dir + "/wrong.evemu"
+        try DurableFile.replace(replay, with: Array(recording(of: [wrongPattern], on: screen).utf8), mode: 0o644)
+        try d.start(replay: replay)
+        let deadline = EventLoop.now() + .milliseconds(15_000)
+        while try d.status().state != .lockout, EventLoop.now() < deadline { usleep(100_000) }
+
+        let human = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status"], in: d.dir)
+        #expect(human.status == 0, "\(human.errors)")
+        let lines = human.output.split(separator: "\n").map(String.init)
+        #expect(!human.output.contains("{"), "\(human.output)")
+        let wait = try #require(lines.first { $0.hasPrefix("state:") }, "\(human.output)")
+        #expect(wait.contains("locked out, next attempt in "), "\(wait)")
+        let seconds = Int(wait.split(separator: " ").dropLast().last ?? "") ?? 0
+        #expect((50...60).contains(seconds), "\(wait)")
+        #expect(lines.contains { $0.hasPrefix("attempts:") && $0.hasSuffix(" 1 failed") }, "\(human.output)")
+        #expect(lines.contains { $0.hasPrefix("methods:") && $0.contains("pattern on screen") }, "\(human.output)")
+        #expect(lines.contains { $0.hasPrefix("secrets:") && $0.hasSuffix("pattern from the config files") }, "\(human.output)")
+        #expect(lines.contains { $0.hasPrefix("cover:") }, "\(human.output)")
+        #expect(lines.allSatisfy { $0.count <= 80 }, "\(human.output)")
+
+        let json = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status", "--json"], in: d.dir)
+        #expect(json.status == 0, "\(json.errors)")
+        let reply = try d.client().decode(Status.self, from: String(json.output.split(separator: "\n").first ?? ""))
+        #expect(reply.state == .lockout && reply.failures == 1, "\(json.output)")
+    }
+
+    /// The figures the demo prints: stopped by SIGTERM after the unlock, as `scripts/run`
+    /// stops it, the daemon's latency lines say they time PNG files when it writes each
+    /// frame as one (the demo's `--out`), and say nothing of the kind when it does not.
+    @Test func theLatencyLinesSayWhenTheyTimeTheWritingOfPNGFiles() throws {
+        for writesFiles in [true, false] {
+            let d = try DaemonProcess(config: "")
+            try DurableFile.replace(d.configPath, with: Array("pattern_hash = \(try hashOf(rightPattern))\n".utf8), mode: 0o600)
+            let replay = d.dir + "/right.evemu"
+            try DurableFile.replace(replay, with: Array(recording(of: [rightPattern], on: screen).utf8), mode: 0o644)
+            try d.start(replay: replay, extra: ["--replay-pace", "frames"] + (writesFiles ? ["--out", d.dir + "/out"] : []))
+            let deadline = EventLoop.now() + .milliseconds(30_000)
+            // Unlocked and handed back, as `touchlockctl wait-unlock` waits for.
+            while try d.status().display != .handedOver, EventLoop.now() < deadline { usleep(100_000) }
+            d.kill(SIGTERM)
+            d.waitExit()
+            let latency = d.log.split(separator: "\n").filter { $0.contains("latency from input event") }
+            #expect(latency.count == 2, "\(d.log)")
+            if writesFiles {
+                #expect(latency.allSatisfy { $0.contains("each frame encoded and written as a PNG file first") }, "\(latency)")
+            } else {
+                #expect(!latency.contains { $0.contains("PNG") }, "\(latency)")
+            }
+        }
     }
 
     /// With only the enrolled secret, it counts, and nothing is shadowed.

@@ -41,7 +41,7 @@ import TouchlockSystem
     }
 
     /// `[metrics] textfile`: what node_exporter reads, parsed by Prometheus' own parser.
-    /// The python3 the tests run with (scripts/setup installs prometheus_client for it).
+    /// The python3 the tests run with (`scripts/setup --test` installs Debian's prometheus_client).
     static var python: String? {
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/python3" }.first { access($0, X_OK) == 0 }
@@ -75,7 +75,7 @@ import TouchlockSystem
     /// textfile error, promtool finds nothing wrong with touchlock's samples, and the
     /// figures and timestamps are there.
     @Test(.enabled(if: python != nil && onPath("prometheus-node-exporter") && onPath("promtool"),
-                   "node_exporter and promtool (Debian's prometheus-node-exporter, prometheus) are installed by scripts/setup"))
+                   "node_exporter and promtool (Debian's prometheus-node-exporter, prometheus) are installed by scripts/setup --test"))
     func aRealNodeExporterServesTheTextfileAndPromtoolPassesIt() throws {
         let root = String(#filePath).components(separatedBy: "/Tests/")[0]
         let d = try DaemonProcess(config: "")

@@ -95,7 +95,7 @@ import TouchlockSystem
         let d = try DaemonProcess(config: "[socket]\ngroup = users\n")
         chmod(d.dir, 0o755)
         try d.start(replay: nil)
-        #expect(try d.ctl(["status"], as: kiosk).status == 0)
+        #expect(try d.ctl(["status", "--json"], as: kiosk).status == 0)
         var r = try d.ctl(["message", "Service: type 0000 then OK to continue"], as: kiosk)
         #expect(r.status == 1 && r.output.contains("forbidden") && r.output.contains("message is for root"), "\(r.output)")
         r = try d.ctl(["message", "Service: type 0000 then OK to continue"], as: admin)

@@ -115,7 +115,7 @@ class Measure:
         g = self.guest
         g.run(f"{DAEMON} </dev/null >/tmp/layout.log 2>&1 & LPID=$!")
         g.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}")
-        _, lines = g.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+        _, lines = g.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
         g.run(f"kill $LPID; wait $LPID; rm -rf {STATE} {TEXT_IMAGES} /tmp/cache /tmp/fontconfig; true")
         for l in lines:
             try:

@@ -567,7 +567,7 @@ class Run:
         guest.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done;"
                   f" test -S {SOCKET}")
 
-        _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+        _, lines = guest.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
         status = None
         for l in lines:
             try:
@@ -598,7 +598,7 @@ class Run:
             img = poll_screen(guest, nodes, WRONG, "error", ERROR_HOLD_MS / 1000 * 0.8)
             save(out, "error.png", img)
             guest.expect(r'"event"\s*:\s*"failed"', 15, since, what="the failed event")
-            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
             if not st:
                 raise CheckFailed("no status after the wrong pattern: " + " | ".join(lines))
@@ -649,7 +649,7 @@ class Run:
             bound = bound_name(SOCKET_CODE)
             guest.run(f"i=0; while [ $(grep -c '{bound}' /proc/net/unix) -lt 2 ] && [ $i -lt 200 ];"
                       f" do usleep 50000; i=$((i+1)); done; [ $(grep -c '{bound}' /proc/net/unix) -ge 2 ]")
-            _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status </dev/null")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET_CODE} status --json </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"code"' in l]
             if not st:
                 raise CheckFailed("no code pad in the status: " + " | ".join(lines))
@@ -837,7 +837,7 @@ class Run:
         shots = {}
 
         def status():
-            _, lines = guest.run(f"{ctl} status </dev/null")
+            _, lines = guest.run(f"{ctl} status --json </dev/null")
             st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
             if not st:
                 raise CheckFailed("no status: " + " | ".join(lines))
@@ -987,7 +987,7 @@ class Run:
                                    30, since, what="the daemon's display line with rotation 90")
             dpi = int(m.group(1)) * 25.4 / int(m.group(3))
             guest.expect(r"first frame shown", 30, since, what="the rotated daemon's first frame")
-            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
             st = next((json.loads(l) for l in lines if l.startswith("{") and '"screen"' in l), None)
             if st is None:
                 raise CheckFailed("no status from the rotated daemon: " + " | ".join(lines))
@@ -1081,7 +1081,7 @@ class ClockRun(Run):
             guest.expect(r"first frame shown", 30, since, what="the daemon's first frame")
             guest.expect(r"clock: time, 24 hours", 5, since, what="the clock's log line")
             time.sleep(1)
-            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+            _, lines = guest.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
             st = next((json.loads(l) for l in lines if l.startswith("{") and '"pattern"' in l), None)
             if st is None:
                 raise CheckFailed("no status: " + " | ".join(lines))

@@ -402,7 +402,7 @@ class Stand:
     # -- touchlockd's checks (issue 9)
 
     def status(self):
-        _, lines = self.guest.run(f"{CTL} status </dev/null")
+        _, lines = self.guest.run(f"{CTL} status --json </dev/null")
         st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
         if not st:
             raise CheckFailed("no status: " + " | ".join(lines))

@@ -55,7 +55,7 @@ class Outputs(Run):
               "(s6) a second panel quirked to Virtual-1 unlocks in its layout"]
 
     def status(self, guest):
-        _, lines = guest.run(f"touchlockctl --socket {SOCKET} status </dev/null")
+        _, lines = guest.run(f"touchlockctl --socket {SOCKET} status --json </dev/null")
         for l in lines:
             try:
                 obj = json.loads(l)

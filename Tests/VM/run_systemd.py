@@ -20,7 +20,7 @@ Checks, each on what an integrator would look at:
              more: locked out; `systemctl restart touchlockd`: still locked out with 5
              failures and the wait going on (not started again), the nodes drawn disabled.
   security   `systemd-analyze security touchlockd.service` in the guest gives the exposure
-             the README states.
+             docs/integrating.md states.
   wait-unlock  a stand-in kiosk app with the package's example drop-in, started while
              locked out, waits (touchlock-wait-unlock.service activating); the right
              pattern after the lockout unlocks, and the app starts after
@@ -66,7 +66,7 @@ ERROR_HOLD_MS = 300
 CHECKS = ["ready: active only once the lock screen is shown",
           "watchdog: a hung loop (SIGSTOP) is restarted and shows the lock screen",
           "lockout: failures and the lockout are kept across systemctl restart",
-          "security: systemd-analyze security rates the unit as the README says",
+          "security: systemd-analyze security rates the unit as docs/integrating.md says",
           "wait-unlock: the kiosk app starts only after the unlock"]
 
 
@@ -202,7 +202,7 @@ class SystemdGuest(Guest):
         return values
 
     def status(self):
-        _, lines = self.run("touchlockctl status </dev/null")
+        _, lines = self.run("touchlockctl status --json </dev/null")
         st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
         if not st:
             raise CheckFailed("no status from touchlockctl: " + " | ".join(lines))
@@ -388,10 +388,10 @@ class Run:
                 raise CheckFailed("no exposure level: " + " | ".join(lines[-5:]))
             exposure, word = m[-1].group(1), m[-1].group(2)
             self.figure("systemd-analyze security (in the guest)", f"{exposure} {word}")
-            readme = open(os.path.join(REPO, "README.md")).read()
+            readme = open(os.path.join(REPO, "docs", "integrating.md")).read()
             claimed = re.search(r"rates it ([0-9.]+) \(", readme)
             if not claimed or claimed.group(1) != exposure:
-                raise CheckFailed(f"the guest rates it {exposure}, the README says "
+                raise CheckFailed(f"the guest rates it {exposure}, docs/integrating.md says "
                                   f"{claimed.group(1) if claimed else 'nothing'}")
 
         def wait_unlock():

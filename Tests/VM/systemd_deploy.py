@@ -328,7 +328,7 @@ class Deploy:
         return verify(img, self.nodes, RIGHT, "idle")
 
     def status(self, check=True):
-        rc, lines = self.g.run("timeout 15 touchlockctl status </dev/null", check=False)
+        rc, lines = self.g.run("timeout 15 touchlockctl status --json </dev/null", check=False)
         st = [json.loads(l) for l in lines if l.startswith("{") and '"state"' in l]
         if not st:
             if check:

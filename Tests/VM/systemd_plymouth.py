@@ -266,7 +266,7 @@ class PlymouthBoot:
             if rc == 0:
                 raise CheckFailed("plymouthd is still running")
             _, vt = g.run("cat /sys/class/tty/tty0/active")
-            _, conf = g.run("touchlockctl status </dev/null")
+            _, conf = g.run("touchlockctl status --json </dev/null")
             st = [json.loads(l) for l in conf if l.startswith("{")]
             if not st or st[-1]["state"] != "locked" or st[-1].get("display") != "shown":
                 raise CheckFailed("status after the hand-over: " + " | ".join(conf))
@@ -285,7 +285,7 @@ class PlymouthBoot:
                             else "on the first descriptor")
 
         def touches():
-            _, out = g.run("touchlockctl status </dev/null")
+            _, out = g.run("touchlockctl status --json </dev/null")
             st = next((json.loads(l) for l in reversed(out) if l.startswith("{")), None)
             if not st or "pattern" not in st:
                 raise CheckFailed("no status with a pattern: " + " | ".join(out))
@@ -303,7 +303,7 @@ class PlymouthBoot:
             inject(g, stroke(nodes, WRONG, lift=True), "@@plymouth-wrong")
             deadline = time.monotonic() + 10
             while True:
-                _, out = g.run("touchlockctl status </dev/null")
+                _, out = g.run("touchlockctl status --json </dev/null")
                 s = [json.loads(l) for l in out if l.startswith("{")]
                 if s and s[-1].get("failures") == failures + 1:
                     return

@@ -4,7 +4,7 @@
 # system (scripts/vm/prepare-systemd.sh, cached in .vm/systemd/), unpacks it, installs
 # the package there with dpkg in a chroot, then runs Tests/VM/run_systemd.py: it adds
 # the test's settings and files, enables the unit as README.Debian says, adds the kiosk
-# (cage@tty1 as cage's wiki has it, with the README's drop-in), packs the root into an
+# (cage@tty1 as cage's wiki has it, with the drop-in of docs/integrating.md), packs the root into an
 # initramfs, boots it under QEMU and runs the checks. Two copies of the package with
 # higher versions are put in the root for the upgrade checks. Runs as root.
 #
