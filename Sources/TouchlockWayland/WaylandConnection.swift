@@ -148,6 +148,17 @@ public final class WaylandConnection {
         requestsMade()
     }
 
+    /// At a stop that gives the screen back: unlocks and waits for the compositor to have
+    /// it (a roundtrip), on the spot.
+    public func unlockNow() {
+        guard failure == nil, let s = session, sessionLocked else { return }
+        session = nil
+        sessionLocked = false
+        ext_session_lock_v1_unlock_and_destroy(s)
+        for o in outputs { o.destroyLockSurface() }
+        if wl_display_roundtrip(display) < 0 { Log.warning("wayland: unlock at stop: \(Self.failure(of: display))") }
+    }
+
     fileprivate func sessionEvent(locked: Bool) {
         if locked {
             sessionLocked = true
