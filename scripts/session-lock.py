@@ -20,7 +20,8 @@ import time
 import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.path.join(ROOT, ".build", "debug")
+# The binaries checked: the debug build here, or TOUCHLOCK_BUILD_DIR (a release build).
+BUILD = os.environ.get("TOUCHLOCK_BUILD_DIR") or os.path.join(ROOT, ".build", "debug")
 APP = (0x12, 0xAB, 0x34)  # the kiosk app's colour (swaybg)
 CODE = "2580"
 
@@ -98,10 +99,10 @@ class Compositor:
         out, _ = p.communicate(timeout=timeout)
         return p.returncode, out
 
-    def screenshot(self):
-        """The whole output as (width, height, bytes of RGB)."""
+    def screenshot(self, output=None):
+        """The whole screen (or one output) as (width, height, bytes of RGB)."""
         path = "/tmp/session-lock-shot.ppm"
-        rc, out = self.run(["grim", "-t", "ppm", path])
+        rc, out = self.run(["grim", "-t", "ppm"] + (["-o", output] if output else []) + [path])
         if rc != 0:
             raise RuntimeError(f"grim: {out!r}")
         with open(self.root + path, "rb") as f:
@@ -121,23 +122,27 @@ class Compositor:
             f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
                     + chunk(b"IDAT", zlib.compress(rows, 6)) + chunk(b"IEND", b""))
 
-    def app_share(self):
+    def app_share(self, output=None):
         """How much of the screen shows the app's green, 0 to 1 (labwc shows swaybg's
         colour shaded towards the edges; the lock screen and sway's screen for a dead
         locker have no green pixel)."""
-        width, height, pixels = self.screenshot()
+        width, height, pixels = self.screenshot(output)
         n = width * height
         samples = range(0, n * 3, 3 * 7)
         green = sum(1 for i in samples if is_green(pixels[i], pixels[i + 1], pixels[i + 2]))
         return green / len(samples)
 
-    def dominant(self):
-        width, height, pixels = self.screenshot()
+    def dominant(self, output=None):
+        width, height, pixels = self.screenshot(output)
         counts = {}
         for i in range(0, width * height * 3, 3 * 13):
             key = pixels[i:i + 3]
             counts[key] = counts.get(key, 0) + 1
         return max(counts, key=counts.get)
+
+    def swaymsg(self, *args):
+        ipc = [s for s in os.listdir(self.runtime) if s.startswith("sway-ipc.")]
+        return self.run(["swaymsg", "-s", os.path.join(self.runtime_in_root, ipc[0])] + list(args))
 
     def type_key(self, name):
         return self.run(["wtype", "-k", name])
@@ -157,7 +162,7 @@ class Compositor:
 
 
 class Daemon:
-    def __init__(self, work, compositor):
+    def __init__(self, work):
         self.work = work
         self.socket = os.path.join(work, "touchlock.sock")
         self.log = open(os.path.join(work, "touchlockd.log"), "a")
@@ -218,7 +223,7 @@ def run_compositor(root, name):
         write_config(work, compositor.socket)
 
         # A first start (no record of an unlock): it locks at once.
-        d = Daemon(work, compositor)
+        d = Daemon(work)
         daemons.append(d)
         s = d.wait_status(lambda s: s.get("display") == "shown")
         check(f"{name}: auto picks the session lock", s is not None and s.get("cover") == "session-lock",
@@ -242,6 +247,33 @@ def run_compositor(root, name):
         ok = rc == 0 and wait_for(lambda: compositor.app_share() < 0.01)
         check(f"{name}: touchlockctl lock covers the app", bool(ok), f"rc {rc}, app share {compositor.app_share():.3f}")
 
+        # Another locker while we hold the lock: the compositor refuses it, and that
+        # daemon's status says so.
+        other_work = tempfile.mkdtemp(prefix=f"touchlock-session-lock-{name}-other.")
+        write_config(other_work, compositor.socket)
+        other = Daemon(other_work)
+        s = other.wait_status(lambda s: s.get("display") == "not_shown")
+        check(f"{name}: a second locker is refused, and its status says so",
+              s is not None and "refused" in (s.get("display_reason") or ""), f"status {other.status()}")
+        other.kill(signal.SIGTERM)
+        share = compositor.app_share()
+        check(f"{name}: the refused locker gone, the screen is still ours", share < 0.01 and compositor.dominant() == ours,
+              f"app share {share:.3f}")
+
+        if name == "sway":
+            # An output that comes while locked gets the lock screen too.
+            compositor.swaymsg("create_output")
+            shown = wait_for(lambda: d.status() and len(d.status().get("outputs", [])) == 2
+                             and compositor.dominant("HEADLESS-2") == ours)
+            share = compositor.app_share("HEADLESS-2")
+            check(f"{name}: an output added while locked shows the lock screen, not the app",
+                  bool(shown) and share < 0.01, f"outputs {d.status().get('outputs')}, app share {share:.3f}")
+            # And one that goes away is dropped, the lock screen left on the others.
+            compositor.swaymsg("output", "HEADLESS-2", "unplug")
+            gone = wait_for(lambda: d.status() and len(d.status().get("outputs", [])) == 1)
+            check(f"{name}: an output unplugged while locked is dropped, the lock screen stays",
+                  bool(gone) and compositor.dominant() == ours, f"outputs {d.status().get('outputs')}")
+
         # kill -9 while locked: the compositor stays locked; a new daemon takes the lock over.
         d.kill()
         time.sleep(0.5)
@@ -249,7 +281,7 @@ def run_compositor(root, name):
         check(f"{name}: killed while locked, the compositor still shows no app", share < 0.01, f"app share {share:.3f}")
         compositor.save(os.path.join(work, "killed.png"))
         t_start = time.monotonic()
-        d = Daemon(work, compositor)
+        d = Daemon(work)
         daemons.append(d)
         s = d.wait_status(lambda s: s.get("display") == "shown")
         taken = wait_for(lambda: compositor.dominant() == ours)
@@ -264,7 +296,7 @@ def run_compositor(root, name):
 
         # Stopped and started again while unlocked: it takes no lock.
         d.kill(signal.SIGTERM)
-        d = Daemon(work, compositor)
+        d = Daemon(work)
         daemons.append(d)
         s = d.wait_status(lambda s: s.get("display") is not None, timeout=10)
         time.sleep(0.5)
