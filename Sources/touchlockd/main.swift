@@ -88,6 +88,11 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
         return (c, "[display] cover = session-lock: the compositor at \(socket) offers it")
     case .auto:
         if options.display == .headless { return (nil, "cover = auto: a headless display") }
+        // Nothing names a compositor (the system unit's environment has no WAYLAND_DISPLAY):
+        // the VT hand-off, without a try that libwayland would log on standard error.
+        guard config.waylandSocket != nil || getenv("WAYLAND_DISPLAY") != nil else {
+            return (nil, "cover = auto: no Wayland socket named ([display] wayland_socket, WAYLAND_DISPLAY)")
+        }
         let c: WaylandConnection
         do { c = try WaylandConnection(socket: config.waylandSocket, loop: loop) } catch {
             return (nil, "cover = auto: no Wayland compositor at \(socket) (\(error))")
