@@ -294,6 +294,23 @@ def run_compositor(root, name):
         ok = s is not None and wait_for(lambda: compositor.app_share() > 0.97)
         check(f"{name}: the new touchlockd unlocks with the code", bool(ok), f"status {d.status()}")
 
+        # A stop while locked (a restart, an upgrade): the compositor keeps the lock for the
+        # daemon after it.
+        d.ctl("lock")
+        wait_for(lambda: compositor.app_share() < 0.01)
+        d.kill(signal.SIGTERM)
+        share = compositor.app_share()
+        check(f"{name}: stopped while locked (a restart), the compositor still shows no app", share < 0.01,
+              f"app share {share:.3f}")
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") == "shown")
+        taken = s is not None and wait_for(lambda: compositor.dominant() == ours)
+        compositor.type(CODE)
+        s = d.wait_status(lambda s: s.get("display") == "handed_over")
+        ok = bool(taken) and s is not None and wait_for(lambda: compositor.app_share() > 0.97)
+        check(f"{name}: the daemon after the restart takes the lock over and unlocks", bool(ok), f"status {d.status()}")
+
         # Stopped and started again while unlocked: it takes no lock.
         d.kill(signal.SIGTERM)
         d = Daemon(work)
