@@ -89,6 +89,11 @@ let package = Package(
         // first needs them (see its header); their headers are all the build needs.
         .target(name: "CShape", path: "Modules/CShape",
                 cSettings: [.unsafeFlags(["-I/usr/include/harfbuzz", "-I/usr/include/freetype2", "-I/usr/include/fribidi"])]),
+        // libwayland-client, ext-session-lock-v1's glue from wayland-scanner (committed,
+        // scripts/wayland-protocols writes it; WaylandGlueTests says when it is stale), and
+        // libxkbcommon for the keymap the compositor sends.
+        .target(name: "CWayland", path: "Modules/CWayland",
+                linkerSettings: [.linkedLibrary("wayland-client"), .linkedLibrary("xkbcommon")]),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
@@ -110,6 +115,11 @@ let package = Package(
                 dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "CDrm", "CLinux"],
                 swiftSettings: mocking,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CDrm"])]),
+        // A client of the compositor's ext-session-lock-v1: lock surfaces drawn from the
+        // shadow buffer, wl_touch and wl_keyboard in, on the loop.
+        .target(name: "TouchlockWayland",
+                dependencies: ["TouchlockCore", "TouchlockSystem", "TouchlockPixels", "TouchlockDisplay", "CWayland"],
+                swiftSettings: swiftFlags),
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: swiftFlags),
         // logind's Lock, Unlock and PrepareForSleep, its sleep delay and idle hint, on the loop.
         .target(name: "TouchlockLogind", dependencies: ["TouchlockCore", "TouchlockSystem", "CLogind"], swiftSettings: swiftFlags),
@@ -123,7 +133,7 @@ let package = Package(
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
             "TouchlockDisplay", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig", "CLinux",
-            "TouchlockCommandLine", "TouchlockLogind",
+            "TouchlockCommandLine", "TouchlockLogind", "TouchlockWayland",
         ], swiftSettings: swiftFlags, linkerSettings: touchlockdLink),
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
@@ -143,6 +153,9 @@ let package = Package(
         .testTarget(name: "TouchlockControlTests", dependencies: ["TouchlockControl"], swiftSettings: swiftFlags),
         // The VT hand-off, and the syscall seam: the KMS output against a fake card that fails on demand.
         .testTarget(name: "TouchlockDisplayTests", dependencies: ["TouchlockDisplay", "TouchlockSystem", "CDrm"], swiftSettings: swiftFlags),
+        // The committed protocol glue against wayland-scanner, and the client against a real
+        // compositor (Debian 12's weston, headless).
+        .testTarget(name: "TouchlockWaylandTests", dependencies: ["TouchlockWayland", "TouchlockSystem"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockSystemTests", dependencies: ["TouchlockSystem"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockSecretsTests", dependencies: ["TouchlockSecrets"], swiftSettings: swiftFlags),
         .testTarget(name: "TouchlockCommandLineTests", dependencies: ["TouchlockCommandLine"], swiftSettings: swiftFlags),

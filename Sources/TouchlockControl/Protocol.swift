@@ -501,6 +501,10 @@ public struct Status: Codable, Hashable, Sendable {
     /// `vt_reason` says why there is no VT hand-off.
     public var vt: Int?
     public var vtReason: String?
+    /// How the screen is covered: `vt` (the VT hand-off) or `session-lock` (the Wayland
+    /// compositor's ext-session-lock-v1); `cover_reason` says why that one.
+    public var cover: String?
+    public var coverReason: String?
     /// `blank` while the screen is switched off (locked and untouched for `blank_s`),
     /// else `awake`.
     public var power: Power?
@@ -568,6 +572,8 @@ public struct Status: Codable, Hashable, Sendable {
         case lockPending = "lock_pending"
         case unlockedAt = "unlocked_at"
         case vtReason = "vt_reason"
+        case cover
+        case coverReason = "cover_reason"
         case secretsReadable = "secrets_readable"
         case secretSource = "secret_source"
         case secretsShadowed = "secrets_shadowed"

@@ -39,6 +39,11 @@ public struct Config: Sendable {
     public var screens = ScreenSettings()
     /// The virtual terminal the lock screen is shown on (`[display] vt`).
     public var terminal = TerminalChoice.auto
+    /// How the screen is covered (`[display] cover`).
+    public var cover = CoverChoice.auto
+    /// The Wayland compositor's socket for the session lock (`[display] wayland_socket`):
+    /// a name in XDG_RUNTIME_DIR or an absolute path; nil: WAYLAND_DISPLAY.
+    public var waylandSocket: String?
     /// While unlocked, lock again after this long with no touch or key (`[lock] idle_s`;
     /// nil: never).
     public var idleLock: Interval?
@@ -77,6 +82,18 @@ public struct Config: Sendable {
             case .number(let n): "\(n)"
             }
         }
+    }
+
+    /// How the lock screen covers the kiosk.
+    public enum CoverChoice: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// The session lock when a Wayland compositor is reachable and offers it, else the VT.
+        case auto
+        /// A VT of our own and DRM master (the hand-off).
+        case vt
+        /// The compositor's ext-session-lock-v1: it shows only our lock surfaces.
+        case sessionLock = "session-lock"
+
+        public var description: String { rawValue }
     }
 
     public init() {}
@@ -213,6 +230,22 @@ public struct Config: Sendable {
                 default: c.terminal = .number(try int(v, 1...63))
                 }
             }, show: { "\($0.terminal)" }),
+        Key(section: "display", name: "cover", flatName: nil,
+            set: { c, v throws(BadValue) in
+                guard let choice = CoverChoice(rawValue: v) else {
+                    throw BadValue(message: "expected auto, vt or session-lock, found '\(v)'")
+                }
+                c.cover = choice
+            }, show: { "\($0.cover)" }),
+        Key(section: "display", name: "wayland_socket", flatName: nil,
+            set: { c, v throws(BadValue) in
+                if v.isEmpty { c.waylandSocket = nil; return }
+                // A name in XDG_RUNTIME_DIR (wayland-1), or an absolute path.
+                guard v.hasPrefix("/") || !v.contains("/") else {
+                    throw BadValue(message: "expected a socket name like wayland-1 or an absolute path, found '\(v)'")
+                }
+                c.waylandSocket = v.hasPrefix("/") ? try path(v) : v
+            }, show: { $0.waylandSocket ?? "" }),
         Key(section: "socket", name: "path", flatName: "socket",
             set: { c, v throws(BadValue) in c.socketPath = try path(v) }, show: { $0.socketPath }),
         Key(section: "socket", name: "group", flatName: "socket_group",

@@ -113,10 +113,16 @@ public struct Cover: Sendable {
         case lockRequested
         case enrollmentRequested
         case settle
+        /// The cover ended without being asked (the compositor ended its session lock, or
+        /// went away), for this reason.
+        case lost(String)
     }
 
     /// Whether covering goes through a VT switch of our own.
     public let hasTerminal: Bool
+    /// Without a VT: whether the display is asked for at start too (`takeOutputs`), as a
+    /// compositor's session lock is, rather than ours from the start.
+    public let asksAtStart: Bool
     public private(set) var state: State
     /// Whether the outputs are ours (DRM master held, frames shown): from `outputsTaken`
     /// (or the start, with no VT) to `outputsReleased`. A hand-over waiting for its
@@ -135,10 +141,11 @@ public struct Cover: Sendable {
     private var takingInPlace = false
 
     /// `uncovered`: the daemon before this one was unlocked (the kiosk keeps the screen).
-    public init(hasTerminal: Bool, uncovered: Bool = false) {
+    public init(hasTerminal: Bool, asksAtStart: Bool = false, uncovered: Bool = false) {
         self.hasTerminal = hasTerminal
+        self.asksAtStart = asksAtStart && !hasTerminal
         state = uncovered ? .uncovered : .covering(.startup)
-        outputsHeld = !hasTerminal && !uncovered
+        outputsHeld = !hasTerminal && !self.asksAtStart && !uncovered
     }
 
     /// Carries out `event` by its method.
@@ -156,6 +163,7 @@ public struct Cover: Sendable {
             enrollmentRequested()
             return []
         case .settle: return settle()
+        case .lost(let why): return lost(why)
         }
     }
 
@@ -168,6 +176,7 @@ public struct Cover: Sendable {
         if case .uncovered = state, !outputsHeld { return [.letOutputsGo] }
         guard case .covering(.startup) = state else { return [] }
         guard hasTerminal else {
+            if asksAtStart { return [.takeOutputs] }
             transition(to: .covered, "start without a VT")
             return []
         }
@@ -316,11 +325,29 @@ public struct Cover: Sendable {
         if waitingReplies == 0 { refusal = nil }
         waitingReplies += 1
         lockPending = false
-        if case .notCovered = state, hasTerminal {
+        if case .notCovered = state, hasTerminal || asksAtStart {
             transition(to: .covering(.retry), "lock requested")
-            return [.showTerminal]
+            return hasTerminal ? [.showTerminal] : [.takeOutputs]
         }
         return []
+    }
+
+    /// The cover ended unasked (`why`): locked, the lock screen is no longer on the display
+    /// (status says why) until a `lock` request takes it again; after an unlock, nothing
+    /// changes. A cover under way counts it as refused.
+    public mutating func lost(_ why: String) -> [Action] {
+        switch state {
+        case .covering:
+            return outputsRefused(why)
+        case .covered:
+            outputsHeld = false
+            failure = why
+            transition(to: .notCovered(why), "lost")
+            return []
+        case .notCovered, .uncovering, .uncovered:
+            Log.info("cover: lost while \(state): \(why)")
+            return []
+        }
     }
 
     /// An enrollment on the screen is asked for: a refusal it meets is its own.

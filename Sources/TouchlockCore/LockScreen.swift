@@ -316,8 +316,9 @@ public struct LockScreen: Sendable {
     public var holdsInput: Bool { !isUnlocked || enrollment != nil }
 
     /// Whether covering goes through a VT switch of our own (before `begin`).
-    public mutating func covers(withTerminal: Bool) {
-        cover = Cover(hasTerminal: withTerminal)
+    /// `asksAtStart`: without a VT, the display is asked for at start (a session lock).
+    public mutating func covers(withTerminal: Bool, asksAtStart: Bool = false) {
+        cover = Cover(hasTerminal: withTerminal, asksAtStart: asksAtStart)
     }
 
     /// Whether touches and keys reach the gesture machines.
@@ -350,7 +351,7 @@ public struct LockScreen: Sendable {
                                          at now: Instant) -> [Action]? {
         self.now = max(self.now, now)
         guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
-        cover = Cover(hasTerminal: cover.hasTerminal, uncovered: true)
+        cover = Cover(hasTerminal: cover.hasTerminal, asksAtStart: cover.asksAtStart, uncovered: true)
         return [.redraw] + coverActions(cover.start(), for: nil, at: now) + apply(power.handedOver(at: now), at: now)
     }
 

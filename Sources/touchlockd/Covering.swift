@@ -10,6 +10,15 @@ import TouchlockDisplay
 protocol Covering: AnyObject {
     /// Whether covering goes through a VT switch (the cover's `hasTerminal`).
     var hasTerminal: Bool { get }
+    /// Without a VT: whether the display is asked for at start too (the cover's
+    /// `asksAtStart`), rather than ours from the start.
+    var asksAtStart: Bool { get }
+    /// Whether touches and keys come through this way of covering (the compositor's
+    /// seat), not from the kernel's devices.
+    var bringsInput: Bool { get }
+    /// Whether a start after an unlock (the runtime record says so) may leave the screen
+    /// to the kiosk: what is on screen now is not ours.
+    var mayStartHandedOver: Bool { get }
     /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
     /// the primary output and the VT on screen is another (a boot splash that let the
     /// display go, a text console). The cover's `start(inPlace:)`.
@@ -32,6 +41,15 @@ protocol Covering: AnyObject {
     func holdInput(_ on: Bool)
     /// The daemon stops: the screen stays covered (locked) or goes back to the kiosk.
     func shutdown(_ exit: Cover.Exit)
+}
+
+extension Covering {
+    /// The display is ours from the start, or through a VT.
+    var asksAtStart: Bool { false }
+    /// Touches and keys come from the kernel's devices.
+    var bringsInput: Bool { false }
+    /// Nothing says what is on screen is not ours: a start locks.
+    var mayStartHandedOver: Bool { false }
 }
 
 /// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
@@ -70,6 +88,12 @@ final class TerminalCovering: Covering {
     }
 
     var hasTerminal: Bool { terminal != nil }
+    /// Only with a VT hand-off and our VT not on screen; else (a restart between the
+    /// unlock and the hand-back) it locks.
+    var mayStartHandedOver: Bool {
+        guard let terminal else { return false }
+        return terminal.activeTerminal != terminal.number
+    }
 
     var displayFree: Bool {
         guard let terminal, let active = terminal.activeTerminal, active != terminal.number else { return false }

@@ -53,6 +53,8 @@ final class Daemon {
     private let covering: any Covering
     /// Why there is no VT hand-off, when there is none.
     private let terminalAbsence: String?
+    /// The way of covering in use (status's `cover`) and why (`cover_reason`).
+    var coverInUse = (name: "vt", reason: "[display] cover = vt")
     /// Closes the DRM card the outputs are on, at shutdown.
     var closeCard: (() -> Void)?
     /// At a stop while locked: the card left as it is, the lock screen on it, for the
@@ -180,7 +182,7 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
-        lock.covers(withTerminal: self.covering.hasTerminal)
+        lock.covers(withTerminal: self.covering.hasTerminal, asksAtStart: self.covering.asksAtStart)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
         presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
                               scene: { scene() })
@@ -253,6 +255,8 @@ final class Daemon {
 
     /// Opens the input named by the options.
     func startInput(config: Config) throws(StartError) {
+        // The compositor's seat brings them (`touched(_:onOutput:at:)`, `hardwareKey`).
+        guard !covering.bringsInput else { return }
         inputs = try Inputs(options: options, config: config, loop: loop, screen: presenter.display.size,
                             rotation: presenter.display.rotation,
                             place: { [unowned self] device in self.place(device) },
@@ -268,6 +272,31 @@ final class Daemon {
     /// Touches from the input, at their kernel time (tests bring their own).
     func touched(_ touches: [ScreenTouch], at time: Instant) {
         perform(lock.touches(onPrimary(touches), at: time), eventTime: time)
+        onActivity?(time)
+    }
+
+    /// Touches on one output's lock surface (the compositor's seat), in its pixels: moved
+    /// to the same place in the primary's layout, as a panel of that output's are.
+    func touched(_ touches: [ScreenTouch], onOutput display: Display, at time: Instant) {
+        let moved: [ScreenTouch]
+        if display === presenter.display {
+            moved = touches
+        } else if let m = mirrors.first(where: { $0.presenter.display === display }) {
+            moved = touches.map { t in
+                var t = t
+                t.point = lock.point(t.point, from: m.view)
+                return t
+            }
+        } else {
+            return
+        }
+        perform(lock.touches(moved, at: time), eventTime: time)
+        onActivity?(time)
+    }
+
+    /// A key from a keypad or keyboard.
+    func hardwareKey(_ key: KeyInput, at time: Instant) {
+        perform(lock.hardwareKey(key, at: time), eventTime: time)
         onActivity?(time)
     }
 
@@ -329,7 +358,7 @@ final class Daemon {
         // Unlocked before this start (a restart, a crash, an upgrade while the app had the
         // screen): the app keeps it, nothing is taken. Only with a VT hand-off and our VT
         // not on screen; else (a restart between the unlock and the hand-back) it locks.
-        if let (method, at) = runtimeRecord.unlocked, let terminal, terminal.activeTerminal != terminal.number,
+        if let (method, at) = runtimeRecord.unlocked, covering.mayStartHandedOver,
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
@@ -593,6 +622,8 @@ final class Daemon {
         s.secretSource = sources
         if !store.shadowed.isEmpty { s.secretsShadowed = store.shadowed }
         s.vtReason = terminalAbsence
+        s.cover = coverInUse.name
+        s.coverReason = coverInUse.reason
         s.power = presenter.blank ? .blank : .awake
         s.message = info.message
         s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]

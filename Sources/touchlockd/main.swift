@@ -6,6 +6,7 @@ import TouchlockCore
 import TouchlockDisplay
 import TouchlockRender
 import TouchlockSystem
+import TouchlockWayland
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
     StandardStreams.error("touchlockd: \(message)")
@@ -66,6 +67,41 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
         do { return try drm() } catch {
             throw StartError("no usable DRM display: \(error) (--display headless draws into memory only)")
         }
+    }
+}
+
+/// The compositor's session lock when `[display] cover` asks for it (or, under `auto`, when
+/// a compositor is reachable and offers ext-session-lock-v1), with why that cover.
+func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> (WaylandConnection?, String) {
+    let socket = config.waylandSocket ?? WaylandConnection.defaultSocketName
+    switch config.cover {
+    case .vt:
+        return (nil, "[display] cover = vt")
+    case .sessionLock:
+        let c: WaylandConnection
+        do { c = try WaylandConnection(socket: config.waylandSocket, loop: loop) } catch {
+            throw StartError("[display] cover = session-lock: \(error)")
+        }
+        guard c.offersSessionLock else {
+            throw StartError("[display] cover = session-lock: the compositor at \(socket) does not offer ext-session-lock-v1")
+        }
+        return (c, "[display] cover = session-lock: the compositor at \(socket) offers it")
+    case .auto:
+        if options.display == .headless { return (nil, "cover = auto: a headless display") }
+        // Nothing names a compositor (the system unit's environment has no WAYLAND_DISPLAY):
+        // the VT hand-off, without a try that libwayland would log on standard error.
+        guard config.waylandSocket != nil || getenv("WAYLAND_DISPLAY") != nil else {
+            return (nil, "cover = auto: no Wayland socket named ([display] wayland_socket, WAYLAND_DISPLAY)")
+        }
+        let c: WaylandConnection
+        do { c = try WaylandConnection(socket: config.waylandSocket, loop: loop) } catch {
+            return (nil, "cover = auto: no Wayland compositor at \(socket) (\(error))")
+        }
+        guard c.offersSessionLock else {
+            c.disconnect()
+            return (nil, "cover = auto: the compositor at \(socket) does not offer ext-session-lock-v1")
+        }
+        return (c, "cover = auto: the compositor at \(socket) offers ext-session-lock-v1")
     }
 }
 
@@ -307,7 +343,14 @@ func main() {
 
     let daemon: Daemon
     do {
-        let displays = try openDisplays(config, options, loop)
+        let (wayland, coverReason) = try chooseCover(config, options, loop)
+        let displays: [Display]
+        if let wayland {
+            displays = wayland.outputs.filter { $0.size.width > 0 && $0.size.height > 0 }
+            guard !displays.isEmpty else { throw StartError("the compositor shows no output to lock") }
+        } else {
+            displays = try openDisplays(config, options, loop)
+        }
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage, untrusted: untrusted)
@@ -316,10 +359,23 @@ func main() {
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
         let record = runtime?.load() ?? RuntimeRecord()
-        let (terminal, absence) = openTerminal(config, options, loop, display, record: record)
+        let (terminal, absence) = wayland == nil ? openTerminal(config, options, loop, display, record: record)
+            : (nil, "the compositor's session lock covers the screen")
+        let sessionLock = wayland.map { SessionLockCovering(connection: $0) }
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()),
-                        runtime: runtime, runtimeRecord: record)
+                        runtime: runtime, runtimeRecord: record, covering: sessionLock)
+        daemon.coverInUse = (wayland == nil ? "vt" : "session-lock", coverReason)
+        Log.info("cover: \(wayland == nil ? "the VT hand-off" : "the compositor's session lock"): \(coverReason)")
+        if let wayland, let sessionLock {
+            sessionLock.presenters = { daemon.presenters }
+            wayland.onOutputsChanged = { added, removed in
+                daemon.outputsChanged(added: added.filter { $0.size.width > 0 && $0.size.height > 0 }, removed: removed)
+            }
+            wayland.onTouches = { touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
+            wayland.onKey = { key, time in daemon.hardwareKey(key, at: time) }
+            wayland.isStarted = true
+        }
         daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
         card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
         daemon.closeCard = { card?.close() }

@@ -1,0 +1,324 @@
+import CWayland
+import Glibc
+import TouchlockCore
+import TouchlockDisplay
+import TouchlockPixels
+import TouchlockSystem
+
+/// One of the compositor's outputs, as a display the presenter draws for: while the
+/// session is locked, a lock surface on it shows the frames, copied from the shadow buffer
+/// into wl_shm buffers (a memfd pool of two: one in flight, the other drawn into once the
+/// compositor released it; only the damage, plus what that buffer missed). A frame
+/// "completes" at the surface's frame callback. Before the lock surface's first
+/// configure, a frame waits (the display is busy) and is shown whole at it.
+public final class WaylandOutput: Display {
+    let proxy: OpaquePointer
+    let globalName: UInt32
+    private unowned let connection: WaylandConnection
+    /// The size in pixels: the output's current mode, turned by its transform, until a
+    /// lock surface's configure says otherwise (its size times the scale).
+    public private(set) var size = Size(width: 0, height: 0)
+    /// The compositor turns what we draw: nothing to turn here.
+    public var rotation: Rotation { .degrees0 }
+    public private(set) var physicalSize: (width: Int, height: Int)?
+    public private(set) var name: String
+    public private(set) var state: OutputState
+    public var onFrameComplete: ((Instant) -> Void)?
+    public var onStateChanged: (() -> Void)?
+    public var onRedrawNeeded: (() -> Void)?
+    /// wl_output.scale: buffers are this many pixels per surface unit.
+    public private(set) var scale: Int32 = 1
+    private var mode = Size(width: 0, height: 0)
+    private var transform: Int32 = 0
+    private var announced = false
+
+    var surface: OpaquePointer?
+    private var lockSurface: OpaquePointer?
+    /// The serial of the configure to acknowledge before the next commit.
+    private var configured = false
+    private var buffers: [ShmBuffer] = []
+    private var frameCallback: OpaquePointer?
+    /// The shadow buffer the presenter draws into (the same one every time) and what of it
+    /// waits for the lock surface's configure.
+    private var waitingShadow: ShadowBuffer?
+    private var waitingDamage: Damage?
+    private var handedOver = false
+    /// Frames committed to the compositor.
+    public private(set) var frames = 0
+
+    init(proxy: OpaquePointer, globalName: UInt32, version: UInt32, connection: WaylandConnection) {
+        self.proxy = proxy
+        self.globalName = globalName
+        self.connection = connection
+        name = "wayland-\(globalName)"
+        state = OutputState(name: name)
+        wl_output_add_listener(proxy, &outputListener, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    public var isBusy: Bool {
+        frameCallback != nil || waitingShadow != nil || (configured && !buffers.contains { !$0.busy })
+    }
+
+    // MARK: the output's description
+
+    fileprivate func geometry(physicalWidth: Int32, physicalHeight: Int32, transform: Int32) {
+        if physicalWidth > 0 && physicalHeight > 0 { physicalSize = (Int(physicalWidth), Int(physicalHeight)) }
+        self.transform = transform
+    }
+
+    fileprivate func mode(flags: UInt32, width: Int32, height: Int32) {
+        guard flags & WL_OUTPUT_MODE_CURRENT.rawValue != 0 else { return }
+        mode = Size(width: Int(width), height: Int(height))
+    }
+
+    fileprivate func named(_ n: String) {
+        name = n
+        state = OutputState(name: n, handedOver: state.phase == .handedOver)
+    }
+
+    fileprivate func done() {
+        // Transforms 90 and 270 (and their flipped forms, 5 and 7) swap the sides.
+        let turned = transform % 2 == 1
+        if !configured { size = turned ? Size(width: mode.height, height: mode.width) : mode }
+        let first = !announced
+        announced = true
+        connection.outputReady(self, first: first)
+    }
+
+    fileprivate func scaled(_ s: Int32) { scale = max(1, s) }
+
+    // MARK: the lock surface
+
+    func makeLockSurface(_ session: OpaquePointer) {
+        guard lockSurface == nil, let compositor = connection.compositor else { return }
+        surface = wl_compositor_create_surface(compositor)
+        wl_surface_set_buffer_scale(surface, scale)
+        lockSurface = ext_session_lock_v1_get_lock_surface(session, surface, proxy)
+        ext_session_lock_surface_v1_add_listener(lockSurface, &lockSurfaceListener, Unmanaged.passUnretained(self).toOpaque())
+        configured = false
+    }
+
+    func destroyLockSurface() {
+        if let c = frameCallback { wl_callback_destroy(c) }
+        frameCallback = nil
+        if let l = lockSurface { ext_session_lock_surface_v1_destroy(l) }
+        if let s = surface { wl_surface_destroy(s) }
+        lockSurface = nil
+        surface = nil
+        configured = false
+        // A buffer the compositor still held is free once the surface is gone.
+        for b in buffers { b.busy = false }
+        completeWaiting()
+    }
+
+    fileprivate func configure(serial: UInt32, width: UInt32, height: UInt32) {
+        guard let lockSurface else { return }
+        ext_session_lock_surface_v1_ack_configure(lockSurface, serial)
+        let wanted = Size(width: Int(width) * Int(scale), height: Int(height) * Int(scale))
+        if wanted != size {
+            Log.warning("wayland: output \(name): the lock surface is \(width)x\(height) at scale \(scale), "
+                        + "the lock screen is laid out for \(size.width)x\(size.height): drawn at the top left")
+        }
+        if buffers.first?.size != wanted {
+            buffers = []
+            for _ in 0..<2 {
+                do {
+                    let b = try ShmBuffer(connection: connection, size: wanted)
+                    b.owner = self
+                    buffers.append(b)
+                } catch {
+                    Log.error("wayland: output \(name): no buffer: \(error)")
+                    fail(.flipFailed("\(error)"))
+                    return
+                }
+            }
+        }
+        let first = !configured
+        configured = true
+        for b in buffers { b.missed.addAll() }
+        if first, let shadow = waitingShadow {
+            // The frame that waited for this configure, whole.
+            waitingShadow = nil
+            waitingDamage = nil
+            commit(shadow, damage: Damage(bounds: size))
+        } else if !first {
+            onRedrawNeeded?()
+        }
+        connection.requestsMade()
+    }
+
+    // MARK: Display
+
+    public func present(_ shadow: ShadowBuffer, damage: Damage) throws(SystemError) {
+        guard connection.failure == nil else { throw SystemError("wl_surface.commit", Errno(rawValue: EPIPE), "the compositor is gone") }
+        guard configured, lockSurface != nil else {
+            // Not on the screen yet: shown whole at the configure (or dropped at the unlock).
+            waitingShadow = shadow
+            waitingDamage = damage
+            return
+        }
+        commit(shadow, damage: damage)
+    }
+
+    private func commit(_ shadow: ShadowBuffer, damage: Damage) {
+        guard let surface, let buffer = buffers.first(where: { !$0.busy }) else { return }
+        var rects = damage
+        rects.formUnion(buffer.missed)
+        let clipped = rects.rects.compactMap { r -> PixelRect? in
+            let c = r.intersection(PixelRect(x: 0, y: 0, width: min(shadow.size.width, buffer.size.width),
+                                             height: min(shadow.size.height, buffer.size.height)))
+            return c.isEmpty ? nil : c
+        }
+        shadow.copy(clipped, to: buffer.pixels, stride: buffer.stride)
+        buffer.missed.removeAll()
+        for other in buffers where other !== buffer { other.missed.formUnion(damage) }
+        wl_surface_attach(surface, buffer.proxy, 0, 0)
+        for r in clipped { wl_surface_damage_buffer(surface, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height)) }
+        frameCallback = wl_surface_frame(surface)
+        wl_callback_add_listener(frameCallback, &frameListener, Unmanaged.passUnretained(self).toOpaque())
+        wl_surface_commit(surface)
+        buffer.busy = true
+        frames += 1
+        connection.requestsMade()
+    }
+
+    fileprivate func frameDone() {
+        if let c = frameCallback { wl_callback_destroy(c) }
+        frameCallback = nil
+        onFrameComplete?(EventLoop.now())
+    }
+
+    /// A buffer came back: a frame that waited for one may go now.
+    fileprivate func bufferReleased() {
+        if frameCallback == nil { onFrameComplete?(EventLoop.now()) }
+    }
+
+    /// Nothing will show what waits (the lock surface went): it counts as shown.
+    private func completeWaiting() {
+        guard waitingShadow != nil || frameCallback != nil else { return }
+        waitingShadow = nil
+        waitingDamage = nil
+        loop { self.onFrameComplete?(EventLoop.now()) }
+    }
+
+    private func loop(_ f: @escaping () -> Void) { connection.deferred(f) }
+
+    /// After an unlock: nothing is shown until the next lock.
+    public func release() throws(SystemError) {
+        handedOver = true
+        change(state.released())
+    }
+
+    public func acquire() throws(SystemError) {
+        handedOver = false
+        change(state.acquired())
+    }
+
+    private func fail(_ r: OutputState.Reason) {
+        switch r {
+        case .flipFailed(let why): change(state.failed(.flip, why))
+        default: change(state.failed(.flip, "\(r)"))
+        }
+    }
+
+    private func change(_ actions: [OutputState.Action]) {
+        for a in actions {
+            switch a {
+            case .changed: onStateChanged?()
+            case .redraw: onRedrawNeeded?()
+            case .armFlipTimer, .disarmFlipTimer, .abandonFlip, .stopEvents, .reacquire, .frameShown:
+                break
+            }
+        }
+    }
+
+    /// The compositor withdrew the output: its surface goes.
+    func withdrawn() {
+        destroyLockSurface()
+        wl_output_release_or_destroy()
+    }
+
+    private func wl_output_release_or_destroy() {
+        if wl_proxy_get_version(proxy) >= 3 { wl_output_release(proxy) } else { wl_output_destroy(proxy) }
+    }
+
+    public func shutdown() {}
+    public func leaveOnScreen() {}
+}
+
+/// A wl_buffer in a memfd of its own, XRGB8888 (the shadow buffer's pixels as they are).
+final class ShmBuffer {
+    let proxy: OpaquePointer
+    let size: Size
+    let stride: Int
+    let pixels: UnsafeMutableRawPointer
+    private let length: Int
+    /// Committed and not released by the compositor yet.
+    var busy = false
+    /// What was drawn into the other buffer since this one was last drawn.
+    var missed: Damage
+    /// Told when the compositor gives this buffer back.
+    weak var owner: WaylandOutput?
+    private unowned let connection: WaylandConnection
+
+    init(connection: WaylandConnection, size: Size) throws(SystemError) {
+        self.connection = connection
+        self.size = size
+        stride = size.width * 4
+        length = stride * size.height
+        missed = Damage(bounds: size)
+        missed.addAll()
+        let fd = tl_memfd("touchlock-wl-shm")
+        guard fd >= 0 else { throw SystemError("memfd_create", .current) }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(length)) == 0 else { throw SystemError("ftruncate", .current) }
+        guard let map = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), map != MAP_FAILED else {
+            throw SystemError("mmap", .current)
+        }
+        pixels = map
+        let pool = wl_shm_create_pool(connection.shm, fd, Int32(length))
+        proxy = wl_shm_pool_create_buffer(pool, 0, Int32(size.width), Int32(size.height), Int32(stride),
+                                          WL_SHM_FORMAT_XRGB8888.rawValue)!
+        wl_shm_pool_destroy(pool)
+        wl_buffer_add_listener(proxy, &bufferListener, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        wl_buffer_destroy(proxy)
+        munmap(pixels, length)
+        connection.requestsMade()
+    }
+
+    fileprivate func released() { busy = false }
+}
+
+private func output(_ data: UnsafeMutableRawPointer?) -> WaylandOutput {
+    Unmanaged<WaylandOutput>.fromOpaque(data!).takeUnretainedValue()
+}
+
+nonisolated(unsafe) private var outputListener = wl_output_listener(
+    geometry: { data, _, _, _, pw, ph, _, _, _, transform in
+        output(data).geometry(physicalWidth: pw, physicalHeight: ph, transform: transform)
+    },
+    mode: { data, _, flags, w, h, _ in output(data).mode(flags: flags, width: w, height: h) },
+    done: { data, _ in output(data).done() },
+    scale: { data, _, s in output(data).scaled(s) },
+    name: { data, _, n in output(data).named(String(cString: n!)) },
+    description: { _, _, _ in }
+)
+
+nonisolated(unsafe) private var lockSurfaceListener = ext_session_lock_surface_v1_listener(
+    configure: { data, _, serial, w, h in output(data).configure(serial: serial, width: w, height: h) }
+)
+
+nonisolated(unsafe) private var frameListener = wl_callback_listener(
+    done: { data, _, _ in output(data).frameDone() }
+)
+
+nonisolated(unsafe) private var bufferListener = wl_buffer_listener(
+    release: { data, _ in
+        let b = Unmanaged<ShmBuffer>.fromOpaque(data!).takeUnretainedValue()
+        b.released()
+        b.owner?.bufferReleased()
+    }
+)

@@ -1,0 +1,119 @@
+import TouchlockCore
+import TouchlockWayland
+
+/// Covering by the Wayland compositor's session lock (ext-session-lock-v1): the
+/// compositor shows only our lock surfaces, one per output, and gives them every touch and
+/// key; no VT, no DRM master, no grab. It keeps the session locked if we die, and the
+/// daemon after this one takes the lock over by asking for it again.
+final class SessionLockCovering: Covering {
+    let connection: WaylandConnection
+    /// The outputs' presenters, the primary's first.
+    var presenters: () -> [Presenter] = { [] }
+    var report: ((Cover.Event) -> Void)?
+    /// A lock asked for and not yet granted or refused.
+    private var taking = false
+    /// An unlock sent and not yet confirmed by the roundtrip.
+    private var releasing = false
+
+    init(connection: WaylandConnection) {
+        self.connection = connection
+        connection.onLockEvent = { [unowned self] event in self.lockEvent(event) }
+    }
+
+    var hasTerminal: Bool { false }
+    var asksAtStart: Bool { true }
+    var bringsInput: Bool { true }
+    /// The compositor keeps nothing of ours between two daemons but the lock itself: a
+    /// record that says unlocked is taken at its word (the app keeps the screen).
+    var mayStartHandedOver: Bool { true }
+    var displayFree: Bool { false }
+
+    func showTerminal() { Log.bug("session lock: asked to show a VT") }
+    func handBackTerminal() { Log.bug("session lock: asked to hand a VT back") }
+
+    /// Locks the session (taking over a lock the compositor kept from the daemon before);
+    /// `outputsTaken` follows at the compositor's `locked`, `outputsRefused` at `finished`.
+    func takeOutputs() {
+        for p in presenters() {
+            do { try p.take() } catch { Log.warning("output \(p.display.name): \(error)") }
+        }
+        for p in presenters() { p.redraw() }
+        if connection.isLocked {
+            report?(.outputsTaken)
+            return
+        }
+        taking = true
+        connection.lock()
+    }
+
+    /// Each output's frame clearing the screen is shown, then one unlock for all.
+    func releaseOutputs() {
+        for p in presenters() {
+            p.onReleased = { [unowned self] in self.outputReleased() }
+            p.releaseWhenShown()
+        }
+    }
+
+    private func outputReleased() {
+        guard presenters().allSatisfy(\.isReleased), !releasing else { return }
+        releasing = true
+        connection.unlock()
+    }
+
+    func letOutputsGo() {
+        for p in presenters() { p.letGo() }
+    }
+
+    /// The compositor gives our surfaces every touch and key while locked.
+    func holdInput(_ on: Bool) {}
+
+    private func lockEvent(_ event: SessionLockEvent) {
+        switch event {
+        case .locked:
+            if taking {
+                taking = false
+                report?(.outputsTaken)
+            }
+        case .finished(let wasLocked):
+            let why = wasLocked
+                ? "the compositor ended the session lock (another locker took it, or its policy)"
+                : "the compositor refused the session lock (another locker holds it, or it allows no takeover)"
+            if taking {
+                taking = false
+                report?(.outputsRefused(why))
+            } else if !releasing {
+                report?(.lost(why))
+            }
+        case .unlocked:
+            if releasing {
+                releasing = false
+                report?(.outputsReleased)
+            }
+        case .failed(let failure):
+            if taking {
+                taking = false
+                report?(.outputsRefused("\(failure)"))
+            } else if releasing {
+                // The compositor is gone: so is its session, and its lock with it.
+                releasing = false
+                report?(.outputsReleased)
+            } else {
+                report?(.lost("\(failure)"))
+            }
+        }
+    }
+
+    func shutdown(_ exit: Cover.Exit) {
+        switch exit {
+        case .stayCovered, .release:
+            // The compositor keeps the session locked after its locker is gone: the daemon
+            // after this one takes the lock over (a system shutdown takes the compositor
+            // down with it).
+            Log.info("session lock: left to the compositor, locked")
+            connection.disconnect()
+        case .giveBack:
+            connection.unlockNow()
+            connection.disconnect()
+        }
+    }
+}

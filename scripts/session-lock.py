@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""touchlockd's session-lock cover against real compositors (run by scripts/session-lock).
+
+Each compositor runs headless (pixman) in the Debian 13 root given, in a mount namespace of
+its own, with a runtime directory inside the root that touchlockd (built here) reaches by
+its path. swaybg paints the kiosk app's known colour; grim's screenshots and touchlockctl's
+status are what is checked, as a user would look at them; wtype types the code on a
+virtual keyboard. Prints each check with its time, and ends
+"session-lock: N passed, M failed".
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import struct
+import time
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The binaries checked: the debug build here, or TOUCHLOCK_BUILD_DIR (a release build).
+BUILD = os.environ.get("TOUCHLOCK_BUILD_DIR") or os.path.join(ROOT, ".build", "debug")
+APP = (0x12, 0xAB, 0x34)  # the kiosk app's colour (swaybg)
+CODE = "2580"
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+    print(f"session-lock: {'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}", flush=True)
+
+
+def is_green(r, g, b):
+    return g >= 0x10 and g > 2 * r and g > 2 * b
+
+
+def wait_for(predicate, timeout=10.0, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    return predicate()
+
+
+class Compositor:
+    """A compositor in the root, headless, with its clients run there too."""
+
+    def __init__(self, root, name):
+        self.root = root
+        self.name = name
+        self.runtime_in_root = "/run/touchlock-session-lock"
+        self.runtime = root + self.runtime_in_root
+        shutil.rmtree(self.runtime, ignore_errors=True)
+        os.makedirs(self.runtime, mode=0o700)
+        config_dir = root + "/tmp/session-lock-config"
+        shutil.rmtree(config_dir, ignore_errors=True)
+        os.makedirs(config_dir)
+        rgb = "%02x%02x%02x" % APP
+        if name == "sway":
+            with open(config_dir + "/sway", "w") as f:
+                f.write(f"output * bg #{rgb} solid_color\n")
+            command = ["sway", "-c", "/tmp/session-lock-config/sway"]
+        else:
+            with open(config_dir + "/rc.xml", "w") as f:
+                f.write("<?xml version=\"1.0\"?>\n<labwc_config></labwc_config>\n")
+            command = ["labwc", "-C", "/tmp/session-lock-config", "-s", f"swaybg -c '#{rgb}'"]
+        self.process = self.spawn(command, stdout=open(f"{tempfile.gettempdir()}/session-lock-{name}.log", "w"))
+        sockets = wait_for(lambda: [s for s in os.listdir(self.runtime) if s.startswith("wayland-") and not s.endswith(".lock")])
+        if not sockets:
+            raise RuntimeError(f"{name} made no Wayland socket")
+        self.display = sockets[0]
+
+        self.socket = os.path.join(self.runtime, self.display)
+
+    def spawn(self, argv, **kw):
+        env = ["PATH=/usr/bin:/bin", "HOME=/root", f"XDG_RUNTIME_DIR={self.runtime_in_root}",
+               "WLR_BACKENDS=headless", "WLR_RENDERER=pixman", "WLR_LIBINPUT_NO_DEVICES=1"]
+        if getattr(self, "display", None):
+            env.append(f"WAYLAND_DISPLAY={self.display}")
+        script = ('mount -t proc proc "$0/proc" && mount --rbind /dev "$0/dev" && '
+                  'mount -t tmpfs tmpfs "$0/tmp/.X11-unix" 2>/dev/null; '
+                  'exec chroot "$0" /usr/bin/env -i "$@"')
+        os.makedirs(self.root + "/tmp/.X11-unix", exist_ok=True)
+        return subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                                 self.root] + env + argv, stderr=subprocess.STDOUT, **kw)
+
+    def run(self, argv, timeout=10):
+        p = self.spawn(argv, stdout=subprocess.PIPE)
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+
+    def screenshot(self, output=None):
+        """The whole screen (or one output) as (width, height, bytes of RGB)."""
+        path = "/tmp/session-lock-shot.ppm"
+        rc, out = self.run(["grim", "-t", "ppm"] + (["-o", output] if output else []) + [path])
+        if rc != 0:
+            raise RuntimeError(f"grim: {out!r}")
+        with open(self.root + path, "rb") as f:
+            data = f.read()
+        parts = data.split(b"\n", 3)
+        width, height = map(int, parts[1].split())
+        return width, height, parts[3]
+
+    def save(self, path):
+        """The screenshot as a PNG, for a look after the run."""
+        width, height, pixels = self.screenshot()
+        rows = b"".join(b"\0" + pixels[y * width * 3:(y + 1) * width * 3] for y in range(height))
+
+        def chunk(kind, data):
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        with open(path, "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                    + chunk(b"IDAT", zlib.compress(rows, 6)) + chunk(b"IEND", b""))
+
+    def app_share(self, output=None):
+        """How much of the screen shows the app's green, 0 to 1 (labwc shows swaybg's
+        colour shaded towards the edges; the lock screen and sway's screen for a dead
+        locker have no green pixel)."""
+        width, height, pixels = self.screenshot(output)
+        n = width * height
+        samples = range(0, n * 3, 3 * 7)
+        green = sum(1 for i in samples if is_green(pixels[i], pixels[i + 1], pixels[i + 2]))
+        return green / len(samples)
+
+    def dominant(self, output=None):
+        width, height, pixels = self.screenshot(output)
+        counts = {}
+        for i in range(0, width * height * 3, 3 * 13):
+            key = pixels[i:i + 3]
+            counts[key] = counts.get(key, 0) + 1
+        return max(counts, key=counts.get)
+
+    def swaymsg(self, *args):
+        ipc = [s for s in os.listdir(self.runtime) if s.startswith("sway-ipc.")]
+        return self.run(["swaymsg", "-s", os.path.join(self.runtime_in_root, ipc[0])] + list(args))
+
+    def type_key(self, name):
+        return self.run(["wtype", "-k", name])
+
+    def type(self, text):
+        # A pause after the virtual keyboard is made: its keymap reaches the compositor
+        # and the focused client before the first key.
+        return self.run(["wtype", "-s", "150", text])
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class Daemon:
+    def __init__(self, work):
+        self.work = work
+        self.socket = os.path.join(work, "touchlock.sock")
+        self.log = open(os.path.join(work, "touchlockd.log"), "a")
+        self.process = subprocess.Popen(
+            [os.path.join(BUILD, "touchlockd"), "--config-root", work, "-C", os.path.join(work, "touchlock.conf"),
+             "--socket", self.socket, "--state", os.path.join(work, "state")],
+            stdout=self.log, stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"})
+
+    def ctl(self, *args, timeout=10):
+        p = subprocess.run([os.path.join(BUILD, "touchlockctl"), "--socket", self.socket] + list(args),
+                           capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout
+
+    def status(self):
+        if not os.path.exists(self.socket):
+            return None
+        rc, out = self.ctl("status")
+        return json.loads(out) if rc == 0 and out.strip() else None
+
+    def wait_status(self, predicate, timeout=10):
+        return wait_for(lambda: (lambda s: s if s and predicate(s) else None)(self.status()), timeout)
+
+    def kill(self, sig=signal.SIGKILL):
+        self.process.send_signal(sig)
+        self.process.wait(10)
+
+
+def write_config(work, socket):
+    code_hash = subprocess.run([os.path.join(BUILD, "touchlockctl"), "hash-code"], input=CODE + "\n",
+                               capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(work, "touchlock.conf"), "w") as f:
+        f.write(f"""[display]
+cover = auto
+wayland_socket = {socket}
+[screen]
+unlock_method = code
+[code]
+hash = {code_hash}
+length = {len(CODE)}
+[logind]
+seat = off
+""")
+    os.chmod(os.path.join(work, "touchlock.conf"), 0o600)
+
+
+def run_compositor(root, name):
+    t0 = time.monotonic()
+    work = tempfile.mkdtemp(prefix=f"touchlock-session-lock-{name}.")
+    compositor = Compositor(root, name)
+    daemons = []
+    try:
+        wait_for(lambda: compositor.app_share() > 0.97, timeout=10)
+        compositor.save(os.path.join(work, "before.png"))
+        check(f"{name}: the app shows before touchlockd", compositor.app_share() > 0.97, f"app share {compositor.app_share():.3f}")
+        # The kiosk's keypad is there before the lock: a seat that gains its first keyboard
+        # while locked gives the client the keyboard only after that key.
+        compositor.type_key("Shift_L")
+        write_config(work, compositor.socket)
+
+        # A first start (no record of an unlock): it locks at once.
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") == "shown")
+        check(f"{name}: auto picks the session lock", s is not None and s.get("cover") == "session-lock",
+              f"status {s}")
+        wait_for(lambda: compositor.app_share() < 0.01)
+        share = compositor.app_share()
+        check(f"{name}: locked, the screenshot shows the lock screen, not the app", share < 0.01, f"app share {share:.3f}")
+        ours = compositor.dominant()
+        compositor.save(os.path.join(work, "locked.png"))
+
+        # The code typed on a virtual keyboard unlocks; the app shows again.
+        compositor.type(CODE)
+        s = d.wait_status(lambda s: s.get("state") == "unlocked" and s.get("display") == "handed_over")
+        check(f"{name}: the code typed with wtype unlocks", s is not None, f"status {d.status()}")
+        ok = wait_for(lambda: compositor.app_share() > 0.97)
+        compositor.save(os.path.join(work, "unlocked.png"))
+        check(f"{name}: unlocked, the app shows again", bool(ok), f"app share {compositor.app_share():.3f}")
+
+        # touchlockctl lock covers it again.
+        rc, _ = d.ctl("lock")
+        ok = rc == 0 and wait_for(lambda: compositor.app_share() < 0.01)
+        check(f"{name}: touchlockctl lock covers the app", bool(ok), f"rc {rc}, app share {compositor.app_share():.3f}")
+
+        # Another locker while we hold the lock: the compositor refuses it, and that
+        # daemon's status says so.
+        other_work = tempfile.mkdtemp(prefix=f"touchlock-session-lock-{name}-other.")
+        write_config(other_work, compositor.socket)
+        other = Daemon(other_work)
+        s = other.wait_status(lambda s: s.get("display") == "not_shown")
+        check(f"{name}: a second locker is refused, and its status says so",
+              s is not None and "refused" in (s.get("display_reason") or ""), f"status {other.status()}")
+        other.kill(signal.SIGTERM)
+        share = compositor.app_share()
+        check(f"{name}: the refused locker gone, the screen is still ours", share < 0.01 and compositor.dominant() == ours,
+              f"app share {share:.3f}")
+
+        if name == "sway":
+            # An output that comes while locked gets the lock screen too.
+            compositor.swaymsg("create_output")
+            shown = wait_for(lambda: d.status() and len(d.status().get("outputs", [])) == 2
+                             and compositor.dominant("HEADLESS-2") == ours)
+            share = compositor.app_share("HEADLESS-2")
+            check(f"{name}: an output added while locked shows the lock screen, not the app",
+                  bool(shown) and share < 0.01, f"outputs {d.status().get('outputs')}, app share {share:.3f}")
+            # And one that goes away is dropped, the lock screen left on the others.
+            compositor.swaymsg("output", "HEADLESS-2", "unplug")
+            gone = wait_for(lambda: d.status() and len(d.status().get("outputs", [])) == 1)
+            check(f"{name}: an output unplugged while locked is dropped, the lock screen stays",
+                  bool(gone) and compositor.dominant() == ours, f"outputs {d.status().get('outputs')}")
+
+        # kill -9 while locked: the compositor stays locked; a new daemon takes the lock over.
+        d.kill()
+        time.sleep(0.5)
+        share = compositor.app_share()
+        check(f"{name}: killed while locked, the compositor still shows no app", share < 0.01, f"app share {share:.3f}")
+        compositor.save(os.path.join(work, "killed.png"))
+        t_start = time.monotonic()
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") == "shown")
+        taken = wait_for(lambda: compositor.dominant() == ours)
+        check(f"{name}: a new touchlockd takes the lock over and shows its screen", s is not None and bool(taken),
+              f"status {d.status()}")
+        compositor.save(os.path.join(work, "taken-over.png"))
+        print(f"session-lock: {name}: takeover in {time.monotonic() - t_start:.2f} s (start to our screen)", flush=True)
+        compositor.type(CODE)
+        s = d.wait_status(lambda s: s.get("display") == "handed_over")
+        ok = s is not None and wait_for(lambda: compositor.app_share() > 0.97)
+        check(f"{name}: the new touchlockd unlocks with the code", bool(ok), f"status {d.status()}")
+
+        # A stop while locked (a restart, an upgrade): the compositor keeps the lock for the
+        # daemon after it.
+        d.ctl("lock")
+        wait_for(lambda: compositor.app_share() < 0.01)
+        d.kill(signal.SIGTERM)
+        share = compositor.app_share()
+        check(f"{name}: stopped while locked (a restart), the compositor still shows no app", share < 0.01,
+              f"app share {share:.3f}")
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") == "shown")
+        taken = s is not None and wait_for(lambda: compositor.dominant() == ours)
+        compositor.type(CODE)
+        s = d.wait_status(lambda s: s.get("display") == "handed_over")
+        ok = bool(taken) and s is not None and wait_for(lambda: compositor.app_share() > 0.97)
+        check(f"{name}: the daemon after the restart takes the lock over and unlocks", bool(ok), f"status {d.status()}")
+
+        # Stopped and started again while unlocked: it takes no lock.
+        d.kill(signal.SIGTERM)
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") is not None, timeout=10)
+        time.sleep(0.5)
+        share = compositor.app_share()
+        check(f"{name}: started unlocked, touchlockd takes no lock",
+              s is not None and s.get("display") == "handed_over" and share > 0.97,
+              f"status {s}, app share {share:.3f}")
+    except Exception as e:  # a check that could not run is a failure, said
+        check(f"{name}: the run", False, repr(e))
+    finally:
+        for d in daemons:
+            if d.process.poll() is None:
+                d.kill()
+        compositor.stop()
+        print(f"session-lock: {name}: {time.monotonic() - t0:.1f} s; touchlockd's log: {work}/touchlockd.log", flush=True)
+
+
+def main():
+    root = sys.argv[1]
+    names = [a for a in sys.argv[2:] if a in ("sway", "labwc")] or ["sway", "labwc"]
+    t0 = time.monotonic()
+    for name in names:
+        run_compositor(root, name)
+    print(f"session-lock: {time.monotonic() - t0:.1f} s in all")
+    print(f"session-lock: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
