@@ -60,6 +60,8 @@ public struct Config: Sendable {
     /// The output the touch panels belong to (`[input] output`; nil: for each panel the
     /// output of its physical size, else the first).
     public var touchOutput: String?
+    /// One-time service codes (`[service]`, docs/service-codes.md).
+    public var service = ServiceSettings()
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
     /// kiosk's after the unlock.
@@ -102,7 +104,7 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics", "logind"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics", "logind", "service"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
@@ -149,6 +151,22 @@ public struct Config: Sendable {
             show: { "\($0.errorHold.milliseconds)" }),
         Key(section: "lockout", name: "state_file", flatName: "state_file",
             set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
+        Key(section: "service", name: "key_file", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.keyFile = try path(v) }, show: { $0.service.keyFile }),
+        Key(section: "service", name: "digits", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.digits = try int(v, ServiceSettings.digitRange) },
+            show: { "\($0.service.digits)" }),
+        Key(section: "service", name: "step_s", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.step = try int(v, 10...300) }, show: { "\($0.service.step)" }),
+        Key(section: "service", name: "window", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.window = try int(v, 0...10) }, show: { "\($0.service.window)" }),
+        Key(section: "service", name: "algorithm", flatName: nil,
+            set: { c, v throws(BadValue) in
+                guard let a = ServiceAlgorithm(rawValue: v) else {
+                    throw BadValue(message: "expected sha1, sha256 or sha512, found '\(v)'")
+                }
+                c.service.algorithm = a
+            }, show: { $0.service.algorithm.rawValue }),
         Key(section: "metrics", name: "textfile", flatName: nil,
             set: { c, v throws(BadValue) in c.metricsTextfile = v.isEmpty ? nil : try path(v) },
             show: { $0.metricsTextfile ?? "" }),

@@ -1,6 +1,8 @@
 /// How the device was unlocked.
 public enum UnlockMethod: String, Hashable, Sendable, Codable {
     case pattern, code
+    /// A one-time service code (docs/service-codes.md).
+    case service
 }
 
 /// The lock session, apart from any one gesture (swaylock keeps auth state apart from

@@ -39,6 +39,9 @@ func setSecretCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     var bytes: [UInt8]
     var settings: [(key: String, value: String)] = []
     switch method {
+    case .service:
+        // The parser takes pattern or code only.
+        fail("set-secret: service codes have no secret of their own: their key is a file (docs/service-codes.md)")
     case .pattern:
         bytes = rules.pattern(String(decoding: first, as: UTF8.self), command: "set-secret").secretBytes
     case .code:

@@ -1,0 +1,146 @@
+import Glibc
+import Testing
+import TouchlockControl
+import TouchlockCore
+import TouchlockSecrets
+import TouchlockSystem
+
+// One-time service codes through a real touchlockd: the device key in a file of its own,
+// codes given over the control socket as the fleet's bridge gives them, the used codes
+// and the failures in files that outlive the process.
+
+private let fleetKey = Array("the fleet key of these tests....".utf8)
+private let deviceKey = ServiceCrypto.deviceKey(fleetKey: fleetKey, deviceID: "kiosk-under-test")
+
+/// A daemon with a pattern enrolled, the device key at `keyMode` and `extra` config.
+private func daemon(keyMode: mode_t = 0o600, extra: String = "") throws -> DaemonProcess {
+    let d = try DaemonProcess(config: "")
+    let keyPath = d.dir + "/service.key"
+    try DurableFile.replace(keyPath, with: Array(ServiceKey.line(deviceKey).utf8), mode: keyMode)
+    let config = "[lockout]\nerror_hold_ms = 50\n\(extra)[service]\nkey_file = \(keyPath)\n"
+    try DurableFile.replace(d.configPath, with: Array(config.utf8), mode: 0o644)
+    try d.enrollPattern([0, 4, 8, 5])
+    return d
+}
+
+private func now() -> Int64 { Int64(WallClock.now()) }
+
+/// The code of `key` at `t` (6 digits, 30 s: the defaults).
+private func code(_ key: [UInt8] = deviceKey, at t: Int64 = now()) -> String {
+    ServiceCrypto.code(key: key, at: t, settings: ServiceSettings())!
+}
+
+/// Sends service_unlock with `code`: the state, or the error. Sent again while the lock
+/// screen is busy (the last wrong attempt's error hold).
+private func serviceUnlock(_ d: DaemonProcess, _ code: String) throws -> Result<Status.State, ControlError> {
+    for _ in 0..<50 {
+        let r = try serviceUnlockOnce(d, code)
+        guard errorCode(r) == "busy" else { return r }
+        usleep(100_000)
+    }
+    return try serviceUnlockOnce(d, code)
+}
+
+private func serviceUnlockOnce(_ d: DaemonProcess, _ code: String) throws -> Result<Status.State, ControlError> {
+    let c = try d.client()
+    let line = try c.request(Request(id: 0, request: .serviceUnlock, code: code), timeout: .milliseconds(10_000))
+    let header = try c.decode(ReplyHeader.self, from: line)
+    if let error = header.error { return .failure(error) }
+    return .success(try c.decode(LockReply.self, from: line).state)
+}
+
+private func lockAgain(_ d: DaemonProcess) throws {
+    let c = try d.client()
+    _ = try c.request(Request(id: 0, request: .lock), timeout: .milliseconds(10_000))
+}
+
+private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
+    if case .failure(let e) = r { return e.code.rawValue }
+    return nil
+}
+
+@Suite(.serialized) struct ServiceCodeProcessTests {
+    @Test func aCodeUnlocksOnceAndIsRefusedAgainAndAfterARestart() throws {
+        let d = try daemon()
+        try d.start(replay: nil)
+        #expect(try d.status().serviceCodes == true, "log:\n\(d.log)")
+        let given = code()
+        #expect(try serviceUnlock(d, given) == .success(.unlocked), "log:\n\(d.log)")
+        let unlocked = try d.status()
+        #expect(unlocked.state == .unlocked && unlocked.method == .service)
+        #expect(d.log.contains("unlocked by service"))
+        let c = try d.client()
+        let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: .milliseconds(5000)))
+        #expect(metrics.unlocks?["service"] == 1 && metrics.unlocks?["pattern"] == nil)
+        // The code is nowhere in the log, nor in the record of used codes.
+        #expect(!d.log.contains(given))
+        let usedPath = DurableFile.directory(of: d.statePath) + "/service-used"
+        let used = try DurableFile.read(usedPath).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        #expect(used.contains("highest_counter = ") && !used.contains(given))
+
+        try lockAgain(d)
+        #expect(try d.status().state == .locked)
+        #expect(errorCode(try serviceUnlock(d, given)) == "wrong_code")
+        #expect(try d.status().state != .unlocked)
+        #expect(try d.status().failures == 1)
+
+        d.kill(SIGTERM)
+        d.waitExit()
+        try d.start(replay: nil)
+        #expect(errorCode(try serviceUnlock(d, given)) == "wrong_code", "log:\n\(d.log)")
+        let after = try d.status()
+        #expect(after.state != .unlocked && after.failures == 2)
+        #expect(!d.log.contains(given))
+    }
+
+    @Test func wrongCodesCountSurviveKillNineAndLockOut() throws {
+        // Two failures free, then a minute.
+        let d = try daemon(extra: "schedule = 0,0,60\n")
+        try d.start(replay: nil)
+        // Another device's code, and this device's code of ten minutes ago.
+        let otherDevice = ServiceCrypto.deviceKey(fleetKey: fleetKey, deviceID: "another-kiosk")
+        let wrong = try serviceUnlock(d, code(otherDevice))
+        #expect(errorCode(wrong) == "wrong_code", "log:\n\(d.log)")
+        #expect(try d.status().failures == 1)
+        #expect(d.stateText?.contains("failures = 1") == true)
+
+        d.kill(SIGKILL)
+        d.waitExit()
+        try d.start(replay: nil)
+        #expect(try d.status().failures == 1, "the failure did not survive kill -9")
+        let old = code(at: now() - 600)
+        if old != code() && old != code(at: now() - 30) && old != code(at: now() + 30) {
+            #expect(errorCode(try serviceUnlock(d, old)) == "wrong_code")
+        }
+        // The third failure earns the minute: the next code, even the right one, waits.
+        let third = try serviceUnlock(d, "000000" == code() ? "000001" : "000000")
+        #expect(errorCode(third) == "wrong_code")
+        if case .failure(let e) = third { #expect((50_000...60_000).contains(e.retryAfterMs ?? 0)) }
+        let st = try d.status()
+        #expect(st.state == .lockout && st.failures == 3)
+        let refused = try serviceUnlock(d, code())
+        #expect(errorCode(refused) == "locked_out")
+        if case .failure(let e) = refused { #expect((1...60_000).contains(e.retryAfterMs ?? 0)) }
+        #expect(try d.status().failures == 3)
+    }
+
+    @Test func aKeyFileOthersCanReadTurnsServiceCodesOffAndNothingElse() throws {
+        let d = try daemon(keyMode: 0o644)
+        try d.start(replay: nil)
+        let keyPath = d.dir + "/service.key"
+        #expect(d.log.contains("service codes are off: the device key \(keyPath) is refused"), "log:\n\(d.log)")
+        #expect(d.log.contains("mode 644"))
+        let st = try d.status()
+        #expect(st.serviceCodes == false && st.state == .locked && st.failures == 0)
+        #expect(errorCode(try serviceUnlock(d, code())) == "no_service_key")
+        #expect(try d.status().failures == 0)
+    }
+
+    @Test func aMalformedCodeIsRefusedUncounted() throws {
+        let d = try daemon()
+        try d.start(replay: nil)
+        #expect(errorCode(try serviceUnlock(d, "12345")) == "bad_value")
+        #expect(errorCode(try serviceUnlock(d, "12345a")) == "bad_value")
+        #expect(try d.status().failures == 0)
+    }
+}
