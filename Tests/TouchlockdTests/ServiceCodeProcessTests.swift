@@ -143,4 +143,43 @@ private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
         #expect(errorCode(try serviceUnlock(d, "12345a")) == "bad_value")
         #expect(try d.status().failures == 0)
     }
+
+    /// The fleet's way: touchlockctl derives the device's key file off the device from the
+    /// fleet key and the machine id, and computes the code a technician types; the daemon
+    /// takes it, and oathtool computes the same code from the key file.
+    @Test func theKeyAndCodeTouchlockctlMakesUnlockAndOathtoolAgrees() throws {
+        let d = try DaemonProcess(config: "")
+        let fleetPath = d.dir + "/fleet.key", machineID = d.dir + "/machine-id", keyPath = d.dir + "/service.key"
+        try DurableFile.replace(fleetPath, with: Array(ServiceKey.line(fleetKey).utf8))
+        try DurableFile.replace(machineID, with: Array("kiosk-under-test\n".utf8), mode: 0o644)
+        let derived = try runApart([DaemonProcess.ctl, "service-key", "--fleet-key-file", fleetPath, "--machine-id-file", machineID], in: d.dir)
+        #expect(derived.status == 0 && derived.output == ServiceKey.line(deviceKey), "\(derived)")
+        try DurableFile.replace(keyPath, with: Array(derived.output.utf8))
+        try DurableFile.replace(d.configPath, with: Array("[service]\nkey_file = \(keyPath)\n".utf8), mode: 0o644)
+        try d.enrollPattern([0, 4, 8, 5])
+        try d.start(replay: nil)
+
+        // Computed within one step by the three (tried again if a step began in between).
+        var codes: [String] = []
+        for _ in 0..<3 {
+            let fromFleet = try runApart([DaemonProcess.ctl, "service-code", "--fleet-key-file", fleetPath, "--device-id", "kiosk-under-test"], in: d.dir)
+            let fromKey = try runApart([DaemonProcess.ctl, "service-code", "--key-file", keyPath], in: d.dir)
+            let hex = String(derived.output.dropLast())
+            let oath = try runApart(["/usr/bin/oathtool", "--totp", hex], in: d.dir)
+            #expect(fromFleet.status == 0 && fromKey.status == 0 && oath.status == 0, "\(fromFleet) \(fromKey) \(oath)")
+            codes = [fromFleet.output, fromKey.output, oath.output]
+            if Set(codes).count == 1 { break }
+        }
+        #expect(Set(codes).count == 1 && codes[0].utf8.count == 7, "\(codes)")
+        #expect(try serviceUnlock(d, String(codes[0].dropLast())) == .success(.unlocked), "log:\n\(d.log)")
+
+        let uri = try runApart([DaemonProcess.ctl, "service-code", "--key-file", keyPath, "--uri", "--machine-id-file", machineID], in: d.dir)
+        #expect(uri.output == "otpauth://totp/touchlock:kiosk-under-test?secret=\(ServiceKey.base32(deviceKey))"
+                + "&issuer=touchlock&algorithm=SHA1&digits=6&period=30\n")
+        // oathtool reads the URI's secret as an authenticator app does: the same code.
+        let at = "1700000000"
+        let ours = try runApart([DaemonProcess.ctl, "service-code", "--key-file", keyPath, "--at", at], in: d.dir)
+        let theirs = try runApart(["/usr/bin/oathtool", "--totp", "--base32", "--now=@\(at)", ServiceKey.base32(deviceKey)], in: d.dir)
+        #expect(ours.output == theirs.output && ours.status == 0)
+    }
 }
