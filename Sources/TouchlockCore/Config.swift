@@ -108,7 +108,7 @@ public struct Config: Sendable {
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
-    public static let keys: [Key] = coreKeys + inputKeys + screenKeys
+    public static let keys: [Key] = coreKeys + inputKeys + screenKeys + serviceKeys
 
     static let coreKeys: [Key] = [
         Key(section: "pattern", name: "grid", flatName: "grid",
@@ -151,22 +151,6 @@ public struct Config: Sendable {
             show: { "\($0.errorHold.milliseconds)" }),
         Key(section: "lockout", name: "state_file", flatName: "state_file",
             set: { c, v throws(BadValue) in c.statePath = try path(v) }, show: { $0.statePath }),
-        Key(section: "service", name: "key_file", flatName: nil,
-            set: { c, v throws(BadValue) in c.service.keyFile = try path(v) }, show: { $0.service.keyFile }),
-        Key(section: "service", name: "digits", flatName: nil,
-            set: { c, v throws(BadValue) in c.service.digits = try int(v, ServiceSettings.digitRange) },
-            show: { "\($0.service.digits)" }),
-        Key(section: "service", name: "step_s", flatName: nil,
-            set: { c, v throws(BadValue) in c.service.step = try int(v, 10...300) }, show: { "\($0.service.step)" }),
-        Key(section: "service", name: "window", flatName: nil,
-            set: { c, v throws(BadValue) in c.service.window = try int(v, 0...10) }, show: { "\($0.service.window)" }),
-        Key(section: "service", name: "algorithm", flatName: nil,
-            set: { c, v throws(BadValue) in
-                guard let a = ServiceAlgorithm(rawValue: v) else {
-                    throw BadValue(message: "expected sha1, sha256 or sha512, found '\(v)'")
-                }
-                c.service.algorithm = a
-            }, show: { $0.service.algorithm.rawValue }),
         Key(section: "metrics", name: "textfile", flatName: nil,
             set: { c, v throws(BadValue) in c.metricsTextfile = v.isEmpty ? nil : try path(v) },
             show: { $0.metricsTextfile ?? "" }),

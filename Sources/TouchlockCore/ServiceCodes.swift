@@ -282,3 +282,25 @@ public enum ServiceVerdict: Hashable, Sendable {
         return .wrong
     }
 }
+
+extension Config {
+    /// `[service]`: one-time service codes (docs/service-codes.md).
+    static let serviceKeys: [Key] = [
+        Key(section: "service", name: "key_file", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.keyFile = try path(v) }, show: { $0.service.keyFile }),
+        Key(section: "service", name: "digits", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.digits = try int(v, ServiceSettings.digitRange) },
+            show: { "\($0.service.digits)" }),
+        Key(section: "service", name: "step_s", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.step = try int(v, 10...300) }, show: { "\($0.service.step)" }),
+        Key(section: "service", name: "window", flatName: nil,
+            set: { c, v throws(BadValue) in c.service.window = try int(v, 0...10) }, show: { "\($0.service.window)" }),
+        Key(section: "service", name: "algorithm", flatName: nil,
+            set: { c, v throws(BadValue) in
+                guard let a = ServiceAlgorithm(rawValue: v) else {
+                    throw BadValue(message: "expected sha1, sha256 or sha512, found '\(v)'")
+                }
+                c.service.algorithm = a
+            }, show: { $0.service.algorithm.rawValue }),
+    ]
+}

@@ -565,7 +565,7 @@ final class Daemon {
         guard serviceReply == nil else { return done(.failure(ControlError(.busy, "another service code is being checked"))) }
         let now = EventLoop.now()
         let actions: [LockScreen.Action]
-        do {
+        do throws(LockScreen.ServiceRefusal) {
             actions = try lock.serviceCode(digits, at: now)
         } catch {
             switch error {
