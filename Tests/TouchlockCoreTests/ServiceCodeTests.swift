@@ -124,4 +124,27 @@ private func settings(window: Int = 1) -> ServiceSettings {
         #expect(c.service.digits == 8 && c.service.window == 2 && c.service.keyFile == Paths.serviceKey)
         #expect(ServiceSettings.usedPath(statePath: "/var/lib/touchlock/state") == "/var/lib/touchlock/service-used")
     }
+
+    /// The daemon's lock screen (a persistent session): a service code is an attempt of
+    /// its own method, stored as a failure before it goes to be checked, in the same
+    /// counter as the pattern's; a right one clears it and unlocks as `service`.
+    @Test func aServiceCodeIsCountedBeforeItIsCheckedInTheSameCounter() throws {
+        let size = Size(width: 480, height: 800)
+        let s = LockScreen.make(config: Config(), size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 1)
+        var lock = LockScreen(pads: s.pads, session: Session(failures: 2, schedule: .gatekeeper, persistent: true),
+                              builder: s.builder)
+        let t = Instant(microseconds: 1_000_000)
+        let first = try lock.serviceCode(Array("123456".utf8), at: t)
+        let stores = first.compactMap { if case .store(let r) = $0 { return r } else { return nil } }
+        #expect(stores.map(\.failures) == [3])
+        #expect(!first.contains { if case .verify = $0 { true } else { false } }, "checked before it was counted")
+        #expect(throws: LockScreen.ServiceRefusal.busy("storing")) { try lock.serviceCode(Array("654321".utf8), at: t) }
+        let next = lock.stored(error: nil, at: t)
+        #expect(next.contains(.verify(.service(Array("123456".utf8)))))
+        let right = lock.verified(.match(duress: false), at: t)
+        #expect(right.compactMap { if case .store(let r) = $0 { return r.failures } else { return nil } } == [0])
+        let unlocked = lock.stored(error: nil, at: t)
+        #expect(unlocked.contains(.notify(.unlocked(method: .service, at: t))))
+        #expect(throws: LockScreen.ServiceRefusal.unlocked) { try lock.serviceCode(Array("123456".utf8), at: t) }
+    }
 }
