@@ -455,7 +455,8 @@ public struct LockScreen: Sendable {
             switch a {
             case .store(let r): out.append(.store(r))
             case .unlocked(let m, let t, let duress):
-                out += verdict(m, accepted: true, at: now)
+                // A service code typed on the code pad: that pad has the verdict.
+                out += verdict(m == .service && pads.submitted(.code) ? .code : m, accepted: true, at: now)
                 if duress { out.append(.notify(.duress(method: m, at: t))) }
                 out.append(.notify(.unlocked(method: m, at: t)))
                 // The kiosk app gets the touches at once; the display once the screen

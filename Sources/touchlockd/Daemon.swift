@@ -445,10 +445,22 @@ final class Daemon {
                 // On the next turn, as every check: the screen shows the attempt first.
                 loop.deferred { [unowned self] in
                     let verdict = self.service.verify(digits)
+                    SecretHash.wipeShared(digits)
                     self.perform(self.lock.verified(verdict, at: EventLoop.now()))
                 }
             case .verify(let attempt):
+                // A code of the service codes' length typed on the pad that is not the
+                // owner's is checked as a service code too, in the same counted attempt.
+                var typed: [UInt8]?
+                if case .code(let c) = attempt, service.available, c.digits.count == service.settings.digits {
+                    typed = c.digits.map { UInt8(ascii: "0") &+ $0 }
+                }
                 verifier.check(attempt) { [unowned self] verdict in
+                    var verdict = verdict
+                    if let digits = typed {
+                        if case .wrong = verdict, case .match = self.service.verify(digits) { verdict = .service }
+                        SecretHash.wipeShared(digits)
+                    }
                     self.perform(self.lock.verified(verdict, at: EventLoop.now()))
                 }
             case .store(let record):

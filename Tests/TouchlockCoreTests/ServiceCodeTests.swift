@@ -147,4 +147,35 @@ private func settings(window: Int = 1) -> ServiceSettings {
         #expect(unlocked.contains(.notify(.unlocked(method: .service, at: t))))
         #expect(throws: LockScreen.ServiceRefusal.unlocked) { try lock.serviceCode(Array("123456".utf8), at: t) }
     }
+
+    /// A service code typed on the owner's code pad (of the same length) that is not the
+    /// owner's code: one counted attempt, and the daemon's verdict `service` unlocks as
+    /// `service`, the pad showing it accepted.
+    @Test func aServiceCodeTypedOnThePadUnlocksAsService() {
+        var c = Config()
+        c.screens.methods = .code
+        c.screens.codeLength = 6
+        let size = Size(width: 480, height: 800)
+        let s = LockScreen.make(config: c, size: size, density: Density(screen: size, physicalMillimetres: nil), shuffleSeed: 1)
+        var lock = LockScreen(pads: s.pads, session: Session(failures: 1, schedule: .gatekeeper, persistent: true),
+                              builder: s.builder)
+        var out: [LockScreen.Action] = []
+        var t: Int64 = 1_000_000
+        for d in [2, 8, 7, 0, 8, 2] {
+            out += lock.hardwareKey(.digit(d), at: Instant(microseconds: t))
+            t += 50_000
+        }
+        out += lock.hardwareKey(.enter, at: Instant(microseconds: t))
+        let counted = out.compactMap { if case .store(let r) = $0 { return r.failures } else { return nil } }
+        #expect(counted == [2])
+        let asked = lock.stored(error: nil, at: Instant(microseconds: t))
+        #expect(asked.contains(.verify(.code(Code(digits: [2, 8, 7, 0, 8, 2])))))
+        let cleared = lock.verified(.service, at: Instant(microseconds: t))
+        #expect(cleared.compactMap { if case .store(let r) = $0 { return r.failures } else { return nil } } == [0])
+        let now = Instant(microseconds: t)
+        let unlocked = lock.stored(error: nil, at: now)
+        #expect(unlocked.contains(.notify(.unlocked(method: .service, at: now))))
+        #expect(lock.code?.state == .accepted)
+        if case .unlocked(.service, _) = lock.session.state {} else { Issue.record("session: \(lock.session.state)") }
+    }
 }

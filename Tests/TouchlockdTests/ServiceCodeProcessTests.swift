@@ -182,4 +182,68 @@ private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
         let theirs = try runApart(["/usr/bin/oathtool", "--totp", "--base32", "--now=@\(at)", ServiceKey.base32(deviceKey)], in: d.dir)
         #expect(ours.output == theirs.output && ours.status == 0)
     }
+
+    /// A technician types the service code on the owner's code pad (of the same length):
+    /// the screen offers nothing else, and the code unlocks as `service`.
+    @Test func aServiceCodeTypedOnTheCodePadUnlocksAsService() throws {
+        let d = try DaemonProcess(config: "")
+        let keyPath = d.dir + "/service.key"
+        try DurableFile.replace(keyPath, with: Array(ServiceKey.line(deviceKey).utf8))
+        let config = "[screen]\nunlock_method = code\n[code]\nlength = 6\n[service]\nkey_file = \(keyPath)\n"
+        try DurableFile.replace(d.configPath, with: Array(config.utf8), mode: 0o644)
+        var owner = Array("135790".utf8)
+        var bytes = codeSecretBytes(&owner)
+        var state = StoredState()
+        state.codeHash = try SecretHash.make(&bytes)
+        try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
+        try DurableFile.replace(d.statePath, with: Array(state.text.utf8))
+
+        // Where the keys are: asked of the daemon, then typed in a recording it replays.
+        try d.start(replay: nil)
+        let keys = try #require(try d.status().code?.keys)
+        d.kill(SIGTERM)
+        d.waitExit()
+        let given = code(at: now() + 2)
+        let points = given.map { keys[String($0)]! }
+        let replay = d.dir + "/taps.evemu"
+        try DurableFile.replace(replay, with: Array(taps(points, on: Size(width: 640, height: 400)).utf8), mode: 0o644)
+        try d.start(replay: replay)
+        var st = try d.status()
+        for _ in 0..<150 where st.state != .unlocked {
+            usleep(100_000)
+            st = try d.status()
+        }
+        #expect(st.state == .unlocked && st.failures == 0, "\(st); log:\n\(d.log)")
+        #expect(try d.status().method == .service)
+        #expect(d.log.contains("unlocked by service") && !d.log.contains(given))
+    }
+}
+
+/// An evemu recording of one finger tapping at `points` (screen pixels) of a screen of
+/// `size`, 300 ms apart.
+private func taps(_ points: [[Double]], on size: Size) -> String {
+    var lines = [
+        "# EVEMU 1.3", "N: touchlock test panel", "I: 0006 0000 0000 0000",
+        "P: 02 00 00 00 00 00 00 00",
+        "B: 00 0b 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
+        "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
+        "B: 01 00 04 00 00 00 00 00 00", "B: 03 03 00 00 00 00 80 60 02",
+        "A: 00 0 32767 0 0 0", "A: 01 0 32767 0 0 0", "A: 2f 0 9 0 0 0",
+        "A: 35 0 32767 0 0 0", "A: 36 0 32767 0 0 0", "A: 39 0 65535 0 0 0",
+    ]
+    var t: Int64 = 1_000_000
+    func ev(_ type: Int, _ code: Int, _ value: Int) {
+        let h = String(type, radix: 16), c = String(code, radix: 16)
+        let us = String(t % 1_000_000)
+        lines.append("E: \(t / 1_000_000).\(String(repeating: "0", count: 6 - us.count))\(us) \(String(repeating: "0", count: 4 - h.count))\(h) \(String(repeating: "0", count: 4 - c.count))\(c) \(value)")
+    }
+    for (k, p) in points.enumerated() {
+        let x = Int(p[0] * 32768 / Double(size.width)), y = Int(p[1] * 32768 / Double(size.height))
+        ev(3, 0x2f, 0); ev(3, 0x39, k + 1); ev(1, 0x14a, 1)
+        ev(3, 0x35, x); ev(3, 0x36, y); ev(3, 0, x); ev(3, 1, y); ev(0, 0, 0)
+        t += 50_000
+        ev(3, 0x39, -1); ev(1, 0x14a, 0); ev(0, 0, 0)
+        t += 300_000
+    }
+    return lines.joined(separator: "\n") + "\n"
 }
