@@ -80,6 +80,9 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CCrypt", path: "Modules/CCrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
+        // HMAC and HKDF for one-time service codes, from Debian's nettle (shared: libnettle8
+        // is on every Debian system, and its security updates reach us without a rebuild).
+        .systemLibrary(name: "CNettle", path: "Modules/CNettle", providers: [.apt(["nettle-dev"])]),
         // The program's argc and argv, captured before main by an ELF constructor, so that
         // they are read without /proc (Swift's CommandLine reads /proc/self/cmdline).
         .target(name: "CArguments", path: "Modules/CArguments"),
@@ -123,7 +126,7 @@ let package = Package(
         .target(name: "TouchlockControl", dependencies: ["TouchlockCore", "TouchlockSystem"], swiftSettings: swiftFlags),
         // logind's Lock, Unlock and PrepareForSleep, its sleep delay and idle hint, on the loop.
         .target(name: "TouchlockLogind", dependencies: ["TouchlockCore", "TouchlockSystem", "CLogind"], swiftSettings: swiftFlags),
-        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt"], swiftSettings: swiftFlags),
+        .target(name: "TouchlockSecrets", dependencies: ["TouchlockCore", "TouchlockSystem", "CCrypt", "CNettle"], swiftSettings: swiftFlags),
         // One command-line convention for both binaries: options, help, usage errors.
         .target(name: "TouchlockCommandLine", dependencies: ["TouchlockSystem", "CArguments"], swiftSettings: swiftFlags),
         // The config files, in their order, parsed with libinih.

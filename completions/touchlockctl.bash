@@ -26,10 +26,10 @@ _touchlockctl()
 
     # The value of the option before the word being completed.
     case $command:$prev in
-        :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | message:--socket | lockout:--socket)
+        :--socket | status:--socket | wait-unlock:--socket | subscribe:--socket | lock:--socket | metrics:--socket | enroll:--socket | message:--socket | lockout:--socket | service-key:--fleet-key-file | service-key:--machine-id-file | service-code:--fleet-key-file | service-code:--machine-id-file)
             _filedir
             return ;;
-        wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | set-secret:--hash | set-secret:--hash-file | set-secret:--length | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi)
+        wait-unlock:--timeout | enroll:--timeout | set-secret:--min-length | set-secret:-C | set-secret:--config | set-secret:--file | set-secret:--hash | set-secret:--hash-file | set-secret:--length | hash-pattern:--min-length | hash-pattern:-C | hash-pattern:--config | replay:--quirk | preview:--dpi | service-key:--device-id | service-code:--device-id | service-code:--at | service-code:--step)
             # anything: nothing to offer
             return ;;
         set-secret:--grid | hash-pattern:--grid)
@@ -59,6 +59,15 @@ _touchlockctl()
         preview:--rotation)
             _touchlockctl_words "0 90 180 270"
             return ;;
+        service-code:--key-file)
+            _filedir key
+            return ;;
+        service-code:--digits)
+            _touchlockctl_words "6 7 8"
+            return ;;
+        service-code:--algorithm)
+            _touchlockctl_words "sha1 sha256 sha512"
+            return ;;
     esac
     # A value given after '=' to an option that takes none: nothing to offer.
     $split && return
@@ -68,7 +77,7 @@ _touchlockctl()
             if [[ $cur == -* ]]; then
                 _touchlockctl_words "--socket --help --version"
             else
-                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview"
+                _touchlockctl_words "status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview service-key service-code"
             fi ;;
         status)
             _touchlockctl_words "--socket --json --help" ;;
@@ -112,6 +121,10 @@ _touchlockctl()
             fi ;;
         preview)
             _touchlockctl_words "--screen --state --size --out --config --dpi --rotation --help" ;;
+        service-key)
+            _touchlockctl_words "--fleet-key-file --device-id --machine-id-file --help" ;;
+        service-code)
+            _touchlockctl_words "--fleet-key-file --device-id --machine-id-file --key-file --at --uri --digits --step --algorithm --help" ;;
     esac
 } &&
     complete -F _touchlockctl touchlockctl

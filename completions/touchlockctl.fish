@@ -2,7 +2,7 @@
 # `touchlockctl --help`; see touchlockctl(1)) by Completions.fish. Do not edit:
 # `TOUCHLOCK_UPDATE_GOLDEN=1 swift test --filter CompletionFilesTests` writes it anew.
 
-set -l commands status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview
+set -l commands status wait-unlock subscribe lock metrics enroll message lockout set-secret hash-pattern hash-code replay preview service-key service-code
 # No file names unless a value or an argument is a file.
 complete -c touchlockctl -f
 
@@ -22,6 +22,8 @@ complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a hash-code -d 'print the salted hash of a code read on standard input'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a replay -d 'decode an evemu recording through the touch assembler (no daemon)'
 complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a preview -d 'draw a lock screen in a state as a PNG, without hardware'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a service-key -d 'print a device\'s service key, derived from the fleet key'
+complete -c touchlockctl -n "not __fish_seen_subcommand_from $commands" -a service-code -d 'print a device\'s one-time service code, or its otpauth URI'
 
 complete -c touchlockctl -n "__fish_seen_subcommand_from status" -l socket -r -F -d 'the control socket (default: $TOUCHLOCK_SOCKET, else /run/touchlock/touchlock.sock)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from status" -l json -d 'print the protocol\'s status reply, one JSON line'
@@ -92,3 +94,19 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -s C -l config
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l dpi -x -d 'dots per inch of the panel, 30 to 1000'
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l rotation -x -a '0 90 180 270' -d 'the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-key" -l fleet-key-file -r -F -d 'the fleet key: one line of 64 lowercase hex digits'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-key" -l device-id -x -d 'the device\'s id (its /etc/machine-id)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-key" -l machine-id-file -r -F -d 'read the device\'s id from FILE (default /etc/machine-id)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-key" -s h -l help -d 'show this help and exit'
+
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l fleet-key-file -r -F -d 'the fleet key: one line of 64 lowercase hex digits'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l device-id -x -d 'the device\'s id (its /etc/machine-id)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l machine-id-file -r -F -d 'read the device\'s id from FILE (default /etc/machine-id)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l key-file -r -F -d 'the device key file (default /etc/touchlock/service.key)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l at -x -d 'the time of the code, in seconds since 1970 (default now)'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l uri -d 'print the otpauth:// URI of the device\'s codes'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l digits -x -a '6 7 8' -d 'digits of a code, 6 to 8 (default 6): as the device\'s [service] digits'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l step -x -d 'seconds of a step, 10 to 300 (default 30): as [service] step_s'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -l algorithm -x -a 'sha1 sha256 sha512' -d 'sha1 (default), sha256 or sha512: as [service] algorithm'
+complete -c touchlockctl -n "__fish_seen_subcommand_from service-code" -s h -l help -d 'show this help and exit'

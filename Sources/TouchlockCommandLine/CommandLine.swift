@@ -404,12 +404,40 @@ public enum CommandLineParser {
     }
 
     /// A text of the help (an about, a footer): each line over the width broken, its
-    /// continuation indented as the line itself.
+    /// continuation indented as the line itself. What a broken line leaves over runs on
+    /// into the next line of the same paragraph (same indent, not blank, not an item of a
+    /// list), so a sentence written over several lines is not cut into a short line.
     static func fitted(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { l -> [String] in
-            let line = String(l)
-            return wrap(line, width: helpWidth, indent: line.prefix(while: { $0 == " " }).count)
-        }.joined(separator: "\n")
+        var out: [String] = []
+        var carry: (indent: Int, words: String)?
+        for l in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = String(l)
+            let indent = line.prefix(while: { $0 == " " }).count
+            let body = line.dropFirst(indent)
+            if let c = carry {
+                if c.indent == indent, !body.isEmpty, !startsAnItem(body) {
+                    line = String(repeating: " ", count: indent) + c.words + " " + body
+                } else {
+                    out.append(String(repeating: " ", count: c.indent) + c.words)
+                }
+                carry = nil
+            }
+            var pieces = wrap(line, width: helpWidth, indent: indent)
+            if pieces.count > 1, let last = pieces.popLast() {
+                carry = (indent, String(last.dropFirst(indent)))
+            }
+            out += pieces
+        }
+        if let c = carry { out.append(String(repeating: " ", count: c.indent) + c.words) }
+        return out.joined(separator: "\n")
+    }
+
+    /// Whether a line's text starts an item of a list ("- ...", "* ...", "1. ...") or an
+    /// example (a command), which starts a line of its own.
+    private static func startsAnItem(_ body: Substring) -> Bool {
+        if body.hasPrefix("- ") || body.hasPrefix("* ") || body.hasPrefix("touchlock") { return true }
+        let digits = body.prefix(while: { $0.isNumber })
+        return !digits.isEmpty && (body.dropFirst(digits.count).hasPrefix(". ") || body.dropFirst(digits.count).hasPrefix(") "))
     }
 
     /// The help of `command`: usage, about, commands, arguments, options, footer, every

@@ -99,6 +99,11 @@ public final class ControlServer {
         get { requests.messageHandler }
         set { requests.messageHandler = newValue }
     }
+    /// Carries out `service_unlock` (see `ControlRequests.serviceUnlockHandler`).
+    public var serviceUnlockHandler: ((String, Peer, @escaping (Result<Status.State, ControlError>) -> Void) -> Void)? {
+        get { requests.serviceUnlockHandler }
+        set { requests.serviceUnlockHandler = newValue }
+    }
     /// A client went away (closed, dropped); its serial number.
     public var clientGone: ((Int) -> Void)?
     private var nextSerial = 1
@@ -549,6 +554,10 @@ public final class ControlRequests {
     /// checked by `ScreenMessage` already, and calls back, now or later on the loop (once
     /// it is stored), with nil on success or the error.
     public var messageHandler: ((String?, ControlServer.Peer, @escaping (ControlError?) -> Void) -> Void)?
+    /// Unlocks with a one-time service code (the code, the peer for the log) and calls
+    /// back, later on the loop (once the attempt is counted and checked), with the state
+    /// or why not.
+    public var serviceUnlockHandler: ((String, ControlServer.Peer, @escaping (Result<Status.State, ControlError>) -> Void) -> Void)?
     private let status: () -> Status
     private let codec = LineCodec()
 
@@ -654,6 +663,31 @@ public final class ControlRequests {
                         Log.bug("control: cannot encode the reply to message: \(error)")
                         send(codec.reply(id: id, ControlError(.internal, "cannot encode the reply")))
                     }
+                }
+                if !answered { client.awaiting += 1 }
+                return
+            case .serviceUnlock:
+                guard let serviceUnlockHandler else {
+                    answer = codec.reply(id: id, ControlError(.unsupported, "this server takes no service codes"))
+                    break
+                }
+                guard let code = raw.code else {
+                    answer = codec.reply(id: id, ControlError(.badRequest, "missing \"code\""))
+                    break
+                }
+                var answered = false
+                serviceUnlockHandler(code, client.peer) { [codec] result in
+                    answered = true
+                    var line: [UInt8]
+                    switch result {
+                    case .success(let state):
+                        do { line = try codec.reply(id: id, LockReply(state: state)) } catch {
+                            Log.bug("control: cannot encode the reply to service_unlock: \(error)")
+                            line = codec.reply(id: id, ControlError(.internal, "cannot encode the reply"))
+                        }
+                    case .failure(let e): line = codec.reply(id: id, e)
+                    }
+                    send(line)
                 }
                 if !answered { client.awaiting += 1 }
                 return

@@ -204,5 +204,5 @@ public enum MetricsExposition {
 
 extension UnlockMethod {
     /// The methods an unlock can come by.
-    static let allMethods: [UnlockMethod] = [.pattern, .code]
+    static let allMethods: [UnlockMethod] = [.pattern, .code, .service]
 }

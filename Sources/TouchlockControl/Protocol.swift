@@ -39,6 +39,10 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// Sets the message the lock screen shows {"text": "..."}, or removes it (no text);
     /// answers {}.
     case message
+    /// Unlocks with a one-time service code {"code": "123456"}: counted and checked as
+    /// every attempt is; answers {"state": "unlocked"}, or `wrong_code`, `locked_out`,
+    /// `no_service_key`, `bad_value`, `busy`, `store_failed`. The code is never logged.
+    case serviceUnlock = "service_unlock"
 
     /// Who may ask: `group` is root and members of the socket's group, `root` is root only,
     /// `messageGroup` root and the members of the group `[socket] message_group` names, if
@@ -49,7 +53,7 @@ public enum RequestKind: String, Codable, Hashable, Sendable, CaseIterable {
     public var access: Access {
         switch self {
         case .hello: .anyone
-        case .status, .subscribe, .lock, .metrics: .group
+        case .status, .subscribe, .lock, .metrics, .serviceUnlock: .group
         case .message: .messageGroup
         case .enroll, .resetLockout: .root
         }
@@ -76,10 +80,12 @@ public struct Request: Codable, Hashable, Sendable {
     /// message: the text to show (plain, at most `ScreenMessage.limit` characters); absent
     /// or null removes the message set before.
     public var text: String?
+    /// service_unlock: the one-time code, as digits.
+    public var code: String?
     public init(id: Int, request: RequestKind, method: SecretKind? = nil, hash: String? = nil, length: Int? = nil,
-                screen: Bool? = nil, text: String? = nil) {
+                screen: Bool? = nil, text: String? = nil, code: String? = nil) {
         self.id = id; self.request = request; self.method = method; self.hash = hash; self.length = length
-        self.screen = screen; self.text = text
+        self.screen = screen; self.text = text; self.code = code
     }
 
     /// A request line read and refused: the error to answer, the line's id if it had one
@@ -92,7 +98,7 @@ public struct Request: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, request, method, hash, length, screen, text
+        case id, request, method, hash, length, screen, text, code
     }
 
     public init(from decoder: any Decoder) throws {
@@ -104,6 +110,7 @@ public struct Request: Codable, Hashable, Sendable {
         length = try c.decodeIfPresent(Int.self, forKey: .length)
         screen = try c.decodeIfPresent(Bool.self, forKey: .screen)
         text = try c.decodeIfPresent(String.self, forKey: .text)
+        code = try c.decodeIfPresent(String.self, forKey: .code)
         guard let id else { throw Refused(id: nil, kind: nil, error: ControlError(.badRequest, "missing \"id\"")) }
         guard let name else { throw Refused(id: id, kind: nil, error: ControlError(.badRequest, "missing \"request\"")) }
         guard let kind = RequestKind(rawValue: name) else {
@@ -320,13 +327,28 @@ public struct ErrorCode: RawRepresentable, Codable, Hashable, Sendable, CustomSt
     /// `enroll` of a secret the config files set (secrets.conf): that one wins, so an
     /// enrolled one would not count; nothing changed.
     public static let shadowed = ErrorCode(rawValue: "shadowed")
+    /// `service_unlock` with a code that is not this device's now (or was used already):
+    /// counted as a failure.
+    public static let wrongCode = ErrorCode(rawValue: "wrong_code")
+    /// No attempt is taken before the wait (`retry_after_ms`) is over.
+    public static let lockedOut = ErrorCode(rawValue: "locked_out")
+    /// `service_unlock` on a device without a usable device key (docs/service-codes.md).
+    public static let noServiceKey = ErrorCode(rawValue: "no_service_key")
 }
 
 /// The "error" object of a failed reply.
 public struct ControlError: Codable, Hashable, Sendable, Error, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
-    public init(_ code: ErrorCode, _ message: String) { self.code = code; self.message = message }
+    /// `locked_out` and `wrong_code`: milliseconds until the next attempt is taken.
+    public var retryAfterMs: Int64?
+    public init(_ code: ErrorCode, _ message: String, retryAfterMs: Int64? = nil) {
+        self.code = code; self.message = message; self.retryAfterMs = retryAfterMs
+    }
+    enum CodingKeys: String, CodingKey {
+        case code, message
+        case retryAfterMs = "retry_after_ms"
+    }
     public var description: String { "\(code): \(message)" }
 }
 
@@ -472,6 +494,9 @@ public struct Status: Codable, Hashable, Sendable {
     /// The methods whose enrolled secret does not count, the config files setting one
     /// too; absent when there are none.
     public var secretsShadowed: [UnlockMethod]?
+    /// Whether one-time service codes are taken (`service_unlock`): true with a usable
+    /// device key, false without (the log says why); absent from a server without them.
+    public var serviceCodes: Bool?
     /// The config files that hold a secret's hash and that others than root can read
     /// ("PATH (mode 0644)"); absent when there are none. The hashes there should move to
     /// the root-only secrets file (docs/operations.md, "Secrets and lockout").
@@ -577,6 +602,7 @@ public struct Status: Codable, Hashable, Sendable {
         case secretsReadable = "secrets_readable"
         case secretSource = "secret_source"
         case secretsShadowed = "secrets_shadowed"
+        case serviceCodes = "service_codes"
         case lockoutUntil = "lockout_until"
         case retryAfterMilliseconds = "retry_after_ms"
     }

@@ -65,6 +65,8 @@ public struct Config: Sendable {
     /// The output the touch panels belong to (`[input] output`; nil: for each panel the
     /// output of its physical size, else the first).
     public var touchOutput: String?
+    /// One-time service codes (`[service]`, docs/service-codes.md).
+    public var service = ServiceSettings()
 
     /// Which virtual terminal touchlockd owns: it switches to it to lock and back to the
     /// kiosk's after the unlock.
@@ -119,11 +121,11 @@ public struct Config: Sendable {
         public var show: @Sendable (Config) -> String
     }
 
-    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics", "logind"]
+    public static let sections = ["screen", "pattern", "code", "lockout", "socket", "lock", "display", "input", "theme", "messages", "metrics", "logind", "service"]
 
     /// Every setting, in the order --check-config prints them. Add new keys to one of
     /// these tables (the screens' keys are in Config+Screens.swift).
-    public static let keys: [Key] = coreKeys + inputKeys + screenKeys
+    public static let keys: [Key] = coreKeys + inputKeys + screenKeys + serviceKeys
 
     static let coreKeys: [Key] = [
         Key(section: "pattern", name: "grid", flatName: "grid",

@@ -46,6 +46,7 @@ public enum EnrollRefusal: Error, Hashable, Sendable, CustomStringConvertible {
         case .enrolling: "an enrollment is already under way"
         case .noPad(.code): "the screen has no code pad"
         case .noPad(.pattern): "the screen has no pattern grid"
+        case .noPad(.service): "service codes are given over the control socket, not enrolled"
         }
     }
 }
@@ -100,11 +101,14 @@ public struct LockScreen: Sendable {
     public enum Attempt: Hashable, Sendable, CustomStringConvertible {
         case pattern(Pattern)
         case code(Code)
+        /// A one-time service code (ASCII digits), given through the control socket.
+        case service([UInt8])
 
         public var method: UnlockMethod {
             switch self {
             case .pattern: .pattern
             case .code: .code
+            case .service: .service
             }
         }
 
@@ -113,6 +117,7 @@ public struct LockScreen: Sendable {
             switch self {
             case .pattern(let p): p.secretBytes
             case .code(let c): c.secretBytes
+            case .service(let digits): digits
             }
         }
 
@@ -121,6 +126,7 @@ public struct LockScreen: Sendable {
             switch self {
             case .pattern(let p): "pattern of \(p.nodes.count) nodes"
             case .code(let c): "code of \(c.digits.count) digits"
+            case .service(let digits): "service code of \(digits.count) digits"
             }
         }
     }
@@ -214,7 +220,7 @@ public struct LockScreen: Sendable {
         switch pads {
         case .pattern(let p), .both(let p, _, .pattern):
             s = builder.pattern(p, session: shown)
-        case .code(let pad), .both(_, let pad, .code):
+        case .code(let pad), .both(_, let pad, _):
             if case .unlocked = shown.state, pad.state == .entering {
                 s = Scene(size: builder.size, theme: builder.theme, prompt: "",
                           promptBox: PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height),
@@ -450,7 +456,8 @@ public struct LockScreen: Sendable {
             switch a {
             case .store(let r): out.append(.store(r))
             case .unlocked(let m, let t, let duress):
-                out += verdict(m, accepted: true, at: now)
+                // A service code typed on the code pad: that pad has the verdict.
+                out += verdict(m == .service && pads.submitted(.code) ? .code : m, accepted: true, at: now)
                 if duress { out.append(.notify(.duress(method: m, at: t))) }
                 out.append(.notify(.unlocked(method: m, at: t)))
                 // The kiosk app gets the touches at once; the display once the screen
@@ -747,6 +754,35 @@ public struct LockScreen: Sendable {
     private mutating func submit(_ attempt: Attempt, at now: Instant) -> [Action] {
         waiting = [attempt]
         return sessionActions(session.submit(attempt.method, at: now), at: now)
+    }
+
+    /// Why a service code is not taken now.
+    public enum ServiceRefusal: Error, Hashable, Sendable {
+        /// No attempt is allowed before the wait is over.
+        case lockedOut(Interval)
+        /// Unlocked already: nothing to unlock, nothing checked or counted.
+        case unlocked
+        /// An attempt is being counted, checked or shown as wrong, a store failed, or
+        /// a secret is being enrolled on the screen.
+        case busy(String)
+    }
+
+    /// A one-time service code given through the control socket: an attempt of its own
+    /// method (`service`) whatever pad is on the screen, counted before it is checked as
+    /// every attempt is.
+    public mutating func serviceCode(_ digits: [UInt8], at now: Instant) throws(ServiceRefusal) -> [Action] {
+        self.now = max(self.now, now)
+        if enrollment != nil { throw .busy("an enrollment is under way") }
+        switch session.state {
+        case .locked:
+            return submit(.service(digits), at: now)
+        case .lockout(let until):
+            throw .lockedOut(until - now)
+        case .unlocked:
+            throw .unlocked
+        case .verifying, .storing, .wrong, .storeFailed:
+            throw .busy(session.state.name)
+        }
     }
 
     // MARK: enrollment

@@ -50,7 +50,7 @@ extension LockScreen {
         public func offers(_ method: UnlockMethod) -> Bool {
             switch (self, method) {
             case (.pattern, .pattern), (.code, .code), (.both, _): true
-            case (.pattern, .code), (.code, .pattern): false
+            case (.pattern, .code), (.code, .pattern), (.pattern, .service), (.code, .service): false
             }
         }
 
@@ -58,7 +58,7 @@ extension LockScreen {
         public var idle: Bool {
             switch self {
             case .pattern(let p), .both(let p, _, .pattern): p.state == .idle
-            case .code(let c), .both(_, let c, .code): c.state == .entering
+            case .code(let c), .both(_, let c, _): c.state == .entering
             }
         }
 
@@ -67,7 +67,7 @@ extension LockScreen {
         public var drawn: Bool {
             switch showing {
             case .pattern: !(pattern?.path.isEmpty ?? true)
-            case .code: false
+            case .code, .service: false
             }
         }
 
@@ -106,7 +106,9 @@ extension LockScreen {
         /// Shows `method` (with both methods; the others show their one pad).
         public mutating func show(_ method: UnlockMethod) {
             switch self {
-            case .both(let p, let c, _): self = .both(p, c, showing: method)
+            case .both(let p, let c, _):
+                guard method != .service else { return Log.bug("lock screen: asked to show a service pad") }
+                self = .both(p, c, showing: method)
             case .pattern, .code: break
             }
         }
@@ -129,8 +131,11 @@ extension LockScreen {
         /// Touches for the pad on screen.
         public mutating func handle(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
             switch showing {
-            case .pattern: onPattern { $0.handle(touches, at: now) }
-            case .code: onCode { $0.handle(touches, at: now) }
+            case .pattern: return onPattern { $0.handle(touches, at: now) }
+            case .code: return onCode { $0.handle(touches, at: now) }
+            case .service:
+                Log.bug("lock screen: a service pad on screen")
+                return []
             }
         }
 
@@ -145,6 +150,7 @@ extension LockScreen {
             switch method {
             case .pattern: onPattern { $0.reset() }
             case .code: onCode { $0.reset(at: now) }
+            case .service: []  // no pad
             }
         }
 
@@ -154,6 +160,7 @@ extension LockScreen {
             switch method {
             case .pattern: onPattern { $0.verdict(accepted: accepted, at: now, errorHold: errorHold) }
             case .code: onCode { $0.verdict(accepted: accepted, at: now, errorHold: errorHold) }
+            case .service: []  // no pad: the code came over the control socket
             }
         }
 
@@ -165,6 +172,9 @@ extension LockScreen {
                 return false
             case .code:
                 return code?.state == .submitted
+            case .service:
+                // No pad: a service code comes through the control socket.
+                return false
             }
         }
     }

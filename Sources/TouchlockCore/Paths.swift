@@ -17,6 +17,8 @@ public enum Paths {
     public static var socket: String { runtime + "/touchlock.sock" }
     /// The lockout record and the secrets' hashes.
     public static var stateFile: String { state + "/state" }
+    /// The device key of one-time service codes (`[service] key_file`), root's only.
+    public static var serviceKey: String { config + "/service.key" }
     /// The recording `--input replay` plays when no other is named.
     public static var demoRecording: String { data + "/demo-pattern.evemu" }
 }

@@ -51,6 +51,9 @@ public struct Prompt: Sendable {
             case (.pattern, .confirm): return m.enrollPatternAgain
             case (.code, .first): return m.enrollCode
             case (.code, .confirm): return m.enrollCodeAgain
+            case (.service, _):
+                Log.bug("prompt: an enrollment of service codes")
+                return ""
             }
         }
         switch screen.session.state {

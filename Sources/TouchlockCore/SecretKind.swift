@@ -3,11 +3,13 @@
 public enum SecretKind: String, Hashable, Sendable, CaseIterable, Codable {
     case pattern, code, duress
 
-    /// The secret of an unlock method (never the duress code).
-    public init(_ method: UnlockMethod) {
+    /// The secret of an unlock method (never the duress code); nil for service codes,
+    /// which have no secret enrolled (their key is a file of its own).
+    public init?(_ method: UnlockMethod) {
         switch method {
         case .pattern: self = .pattern
         case .code: self = .code
+        case .service: return nil
         }
     }
 

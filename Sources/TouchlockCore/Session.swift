@@ -1,6 +1,8 @@
 /// How the device was unlocked.
 public enum UnlockMethod: String, Hashable, Sendable, Codable {
     case pattern, code
+    /// A one-time service code (docs/service-codes.md).
+    case service
 }
 
 /// The lock session, apart from any one gesture (swaylock keeps auth state apart from
@@ -68,6 +70,9 @@ public struct Session: Sendable {
         /// No match. `digest` is a salted digest of the guess (never the guess) used to
         /// recognise a repeated wrong guess; nil counts every time.
         case wrong(digest: [UInt8]?)
+        /// Not the method's secret, but a one-time service code typed on its pad
+        /// (docs/service-codes.md): unlocks as `service`.
+        case service
     }
 
     /// Something the owner of the session must do or tell.
@@ -195,6 +200,15 @@ public struct Session: Sendable {
                 return [.store(LockoutRecord())]
             }
             return finish(.unlock(method, at: now, duress: duress), at: now, "match")
+        case .service:
+            wrongGuesses.removeAll()
+            failures = 0
+            pendingDeadline = nil
+            if persistent {
+                transition(to: .storing(.unlock(.service, at: now, duress: false)), "service code")
+                return [.store(LockoutRecord())]
+            }
+            return finish(.unlock(.service, at: now, duress: false), at: now, "service code")
         case .wrong(let digest):
             if let digest {
                 if wrongGuesses.contains(digest, at: now) {

@@ -36,6 +36,7 @@ public struct StoredState: Hashable, Sendable {
         switch method {
         case .pattern: patternHash
         case .code: codeHash
+        case .service: nil  // no hash: the device key is a file of its own
         }
     }
 
@@ -43,6 +44,7 @@ public struct StoredState: Hashable, Sendable {
         switch method {
         case .pattern: patternHash = hash
         case .code: codeHash = hash
+        case .service: Log.bug("state: a hash stored for service codes")
         }
     }
 

@@ -135,6 +135,8 @@ enum Commands {
                             OptionSpec("rotation", value: "DEG", values: .choices(Rotation.allCases.map { String($0.degrees) }), help: "the picture turned on the panel, clockwise: 0, 90, 180 or 270 (default: [display] rotation)"),
                         ],
                         footer: exitStatus),
+            ServiceCommands.keyCommand,
+            ServiceCommands.codeCommand,
         ],
         footer: exitStatus)
 

@@ -76,7 +76,8 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let client = connect(invocation.socket)
     let statusLine = request(client, .status, echo: false)
     guard let st = try? client.decode(Status.self, from: statusLine) else { fail("enroll: unreadable status: \(statusLine)") }
-    let target: SecretKind = duress ? .duress : SecretKind(method)
+    guard let kind = SecretKind(method) else { throw invocation.usageError("say which secret: pattern or code") }
+    let target: SecretKind = duress ? .duress : kind
     if screen { return enrollOnScreen(client, method, timeout: timeout) }
     if remove {
         let reply = send(client, Request(id: 0, request: .enroll, method: target, hash: nil))
@@ -95,6 +96,9 @@ func enrollCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     var bytes: [UInt8]
     var length: Int?
     switch method {
+    case .service:
+        // The parser takes pattern or code only.
+        fail("enroll: service codes have no secret of their own: their key is a file (docs/service-codes.md)")
     case .pattern:
         guard let grid = st.pattern else { fail("enroll: the daemon's screen has no pattern grid") }
         let rows = grid.rows, columns = grid.columns

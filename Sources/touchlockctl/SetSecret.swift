@@ -79,6 +79,9 @@ private func hashTyped(_ invocation: Invocation, _ method: UnlockMethod) throws(
     var bytes: [UInt8]
     var settings: [(key: String, value: String)] = []
     switch method {
+    case .service:
+        // The parser takes pattern or code only.
+        fail("set-secret: service codes have no secret of their own: their key is a file (docs/service-codes.md)")
     case .pattern:
         bytes = rules.pattern(String(decoding: first, as: UTF8.self), command: "set-secret").secretBytes
     case .code:
@@ -131,6 +134,8 @@ private struct ImportedHash {
             for rule in ["grid", "min-length", "repeat"] where p.value(rule) != nil {
                 throw invocation.usageError("--\(rule) checks a pattern typed here; a hash is checked where it is made (hash-pattern --\(rule))")
             }
+        case .service:
+            throw invocation.usageError("service codes have no secret of their own: their key is a file (docs/service-codes.md)")
         case .code:
             guard length != nil else {
                 throw invocation.usageError("a code's hash needs --length N, the code's number of digits (the pad's boxes)")
@@ -167,6 +172,7 @@ private struct ImportedHash {
         switch method {
         case .pattern: return [("pattern_hash", text)]
         case .code: return [("code_hash", text), ("code_length", String(length ?? 0))]
+        case .service: fail("set-secret: service codes have no secret of their own; nothing written")
         }
     }
 }

@@ -126,6 +126,8 @@ func run(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     case "hash-code": return hashCodeCommand(invocation)
     case "replay": return try replayCommand(invocation)
     case "preview": return try previewCommand(invocation)
+    case "service-key": return try ServiceCommands.keyCommand(invocation)
+    case "service-code": return try ServiceCommands.codeCommand(invocation)
     default:
         // The parser knows the same commands: reaching here is a bug of this file.
         fail("no code for the command '\(invocation.fullName)'")

@@ -29,6 +29,11 @@ final class Daemon {
     var presenters: [Presenter] { [presenter] + mirrors.map(\.presenter) }
     let store: StateStore
     private let verifier: Verifier
+    /// One-time service codes: the device key and the codes used.
+    let service: ServiceCodes
+    /// The `service_unlock` request whose attempt is being counted and checked, answered
+    /// with its outcome.
+    private var serviceReply: ((Result<Status.State, ControlError>) -> Void)?
     private var inputs: Inputs?
     /// Told of every event (the control socket's subscribers).
     var onEvent: ((LockEvent) -> Void)?
@@ -152,6 +157,7 @@ final class Daemon {
         self.loop = loop
         self.store = store
         verifier = Verifier(loop: loop, secrets: store, separateProcess: false)
+        service = ServiceCodes(settings: config.service, statePath: store.path, stateUntrusted: store.untrusted != nil)
         let now = EventLoop.now()
         let stored = store.stored.lockout
         let record = store.untrusted != nil
@@ -464,8 +470,26 @@ final class Daemon {
         }
         for a in actions {
             switch a {
+            case .verify(.service(let digits)):
+                // On the next turn, as every check: the screen shows the attempt first.
+                loop.deferred { [unowned self] in
+                    let verdict = self.service.verify(digits)
+                    SecretHash.wipeShared(digits)
+                    self.perform(self.lock.verified(verdict, at: EventLoop.now()))
+                }
             case .verify(let attempt):
+                // A code of the service codes' length typed on the pad that is not the
+                // owner's is checked as a service code too, in the same counted attempt.
+                var typed: [UInt8]?
+                if case .code(let c) = attempt, service.available, c.digits.count == service.settings.digits {
+                    typed = c.digits.map { UInt8(ascii: "0") &+ $0 }
+                }
                 verifier.check(attempt) { [unowned self] verdict in
+                    var verdict = verdict
+                    if let digits = typed {
+                        if case .wrong = verdict, case .match = self.service.verify(digits) { verdict = .service }
+                        SecretHash.wipeShared(digits)
+                    }
                     self.perform(self.lock.verified(verdict, at: EventLoop.now()))
                 }
             case .store(let record):
@@ -476,11 +500,15 @@ final class Daemon {
                     self.perform(self.lock.stored(error: why, at: EventLoop.now()))
                 }
             case .enroll(let method, let bytes):
+                guard let kind = SecretKind(method) else {
+                    Log.bug("lock screen: a \(method.rawValue) enrolled on the screen")
+                    continue
+                }
                 verifier.hash(bytes) { [unowned self] result in
                     var failure: String?
                     switch result {
                     case .success(let hash):
-                        do throws(StateStore.WriteError) { try self.store.setSecret(SecretKind(method), hash: hash) } catch {
+                        do throws(StateStore.WriteError) { try self.store.setSecret(kind, hash: hash) } catch {
                             failure = self.controlError(error).message
                         }
                     case .failure(let why):
@@ -561,8 +589,56 @@ final class Daemon {
         case .storeFailed(_, let reason): ServiceNotify.send("STATUS=locked, cannot store the attempt: \(reason)")
         case .duress, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
+        answerServiceReply(event)
         onEvent?(event)
         textfile?.changed()
+    }
+
+    /// A `service_unlock` request: the code is checked as an attempt of its own method,
+    /// counted first; `done` gets the outcome (`answerServiceReply`).
+    func serviceUnlock(_ code: String, by who: String, _ done: @escaping (Result<Status.State, ControlError>) -> Void) {
+        guard service.available else {
+            return done(.failure(ControlError(.noServiceKey, "no service codes on this device: \(service.absence ?? "no device key")")))
+        }
+        guard let digits = service.wellFormed(code) else {
+            return done(.failure(ControlError(.badValue, "a service code here is \(service.settings.digits) digits")))
+        }
+        guard serviceReply == nil else { return done(.failure(ControlError(.busy, "another service code is being checked"))) }
+        let now = EventLoop.now()
+        let actions: [LockScreen.Action]
+        do throws(LockScreen.ServiceRefusal) {
+            actions = try lock.serviceCode(digits, at: now)
+        } catch {
+            switch error {
+            case .unlocked: return done(.success(.unlocked))
+            case .lockedOut(let wait):
+                return done(.failure(ControlError(.lockedOut, "locked out for \(wait.countdown)",
+                                                  retryAfterMs: (wait.microseconds + 999) / 1000)))
+            case .busy(let why): return done(.failure(ControlError(.busy, "the lock screen is busy (\(why))")))
+            }
+        }
+        Log.info("service code given by \(who)")
+        serviceReply = done
+        perform(actions)
+    }
+
+    /// Answers the `service_unlock` waiting with the outcome of its attempt.
+    private func answerServiceReply(_ event: LockEvent) {
+        guard let done = serviceReply else { return }
+        switch event {
+        case .unlocked(.service, _):
+            serviceReply = nil
+            done(.success(.unlocked))
+        case .failed(.service, let failures, let retry):
+            serviceReply = nil
+            done(.failure(ControlError(.wrongCode, "wrong service code; \(failures) failure(s) in a row",
+                                       retryAfterMs: (retry.microseconds + 999) / 1000)))
+        case .storeFailed(.service, let reason):
+            serviceReply = nil
+            done(.failure(ControlError(.storeFailed, "the attempt could not be counted, so it was not checked: \(reason)")))
+        case .unlocked, .duress, .failed, .storeFailed, .lockout, .locked, .progress, .enrolled, .enrollFailed, .handedOver:
+            break
+        }
     }
 
     /// Keeps the totals the metrics report.
@@ -619,6 +695,7 @@ final class Daemon {
         if !secretsReadable.isEmpty { s.secretsReadable = secretsReadable }
         var sources: [String: Status.SecretSource] = [:]
         for m in [UnlockMethod.pattern, .code] { sources[m.rawValue] = store.source(for: m) }
+        s.serviceCodes = service.available
         s.secretSource = sources
         if !store.shadowed.isEmpty { s.secretsShadowed = store.shadowed }
         s.vtReason = terminalAbsence

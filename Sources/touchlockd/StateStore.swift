@@ -81,6 +81,7 @@ final class StateStore {
         switch method {
         case .pattern: configuredPattern
         case .code: configuredCode
+        case .service: nil
         }
     }
 
@@ -88,6 +89,7 @@ final class StateStore {
         switch method {
         case .pattern: stored.patternHash
         case .code: stored.codeHash
+        case .service: nil
         }
     }
 
@@ -100,6 +102,7 @@ final class StateStore {
         switch method {
         case .pattern: [(.pattern, secretHash(for: .pattern))]
         case .code: [(.code, secretHash(for: .code)), (.duress, duressHash)]
+        case .service: []  // checked against the device key (ServiceCodes), never here
         }
     }
 

@@ -432,6 +432,7 @@ func startControl(_ config: Config, _ loop: EventLoop, _ daemon: Daemon) -> Cont
     control.clientGone = { daemon.clientGone($0) }
     control.resetLockoutHandler = { daemon.resetLockout(by: "\($0)") }
     control.messageHandler = { daemon.info.setMessage($0, by: "\($1)", done: $2) }
+    control.serviceUnlockHandler = { daemon.serviceUnlock($0, by: "\($1)", $2) }
     let gid: gid_t?
     do { gid = try GroupDatabase.id(named: config.socketGroup) } catch {
         Log.warning("control: group '\(config.socketGroup)': \(error)")

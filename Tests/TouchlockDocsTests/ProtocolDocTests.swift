@@ -60,7 +60,7 @@ import TouchlockCore
             let text = """
                 {"state":"unlocked","failures":2,"method":"code","unlocked_at":1,"lockout_until":2,"retry_after_ms":3,
                  "reason":"r","record":"damaged","enrolled":["pattern"],"secrets_readable":["/etc/touchlock/touchlock.conf (mode 0644)"],
-                 "secret_source":{"pattern":"config"},"secrets_shadowed":["pattern"],"screen":{"width":1280,"height":800},
+                 "secret_source":{"pattern":"config"},"secrets_shadowed":["pattern"],"service_codes":true,"screen":{"width":1280,"height":800},
                  "pattern":\(pattern),"showing":"code",
                  "code":{"length":4,"entered":1,"keys":{"1":[1,2]},"boxes":[[1,2,3,4]]},"toggle":[5,6],
                  "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","cover":"vt","cover_reason":"r","power":"awake","message":"m",
@@ -145,9 +145,9 @@ import TouchlockCore
         for kind in RequestKind.allCases {
             #expect(requests.contains("| `\(kind.rawValue)` |"), "docs/protocol.md, Requests: no row for `\(kind.rawValue)`")
         }
-        let request = Request(id: 1, request: .enroll, method: .code, hash: "$y$", length: 4, screen: true, text: "t")
+        let request = Request(id: 1, request: .enroll, method: .code, hash: "$y$", length: 4, screen: true, text: "t", code: "123456")
         #expect(Self.unset(request) == [])
-        let reply = ReplyHeader(id: 1, ok: false, error: ControlError(.busy, "m"))
+        let reply = ReplyHeader(id: 1, ok: false, error: ControlError(.lockedOut, "m", retryAfterMs: 60_000))
         var sent = Self.keys(try JSONCoding.encode(request)) + Self.keys(try JSONCoding.encode(reply))
         sent += Self.keys(try JSONCoding.encode(Hello())) + Self.keys(try JSONCoding.encode(LockReply(state: .locked)))
         for (_, key) in sent {

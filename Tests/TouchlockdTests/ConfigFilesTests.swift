@@ -82,7 +82,7 @@ private func problem(_ text: String) -> Config.Error? {
         let cases: [(String, Int, String)] = [
             ("[pattern]\ngrid 4x4\n", 2, "expected 'key = value' or '[section]'"),
             ("[pattern\ngrid = 4x4\n", 1, "expected 'key = value' or '[section]'"),
-            ("\n[colours]\nx = 1\n", 3, "unknown section [colours] (known: screen, pattern, code, lockout, socket, lock, display, input, theme, messages, metrics, logind)"),
+            ("\n[colours]\nx = 1\n", 3, "unknown section [colours] (known: screen, pattern, code, lockout, socket, lock, display, input, theme, messages, metrics, logind, service)"),
             ("[pattern]\ngird = 3x3\n", 2, "unknown key 'gird' in [pattern]"),
             ("gird = 3x3\n", 1, "unknown key 'gird'"),
             ("[pattern]\ngrid = 1x3\n", 2, "[pattern] grid: expected ROWSxCOLUMNS from 2x2 to 9x9, found '1x3'"),
