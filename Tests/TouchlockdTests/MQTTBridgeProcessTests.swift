@@ -375,6 +375,30 @@ extension String {
         relay.stop()
     }
 
+    @Test func aBadSettingOrAPasswordFileOthersCanReadStopsItNamingTheFile() throws {
+        let d = try DaemonProcess(config: "")
+        let conf = d.dir + "/mqtt.conf"
+        try DurableFile.replace(conf, with: Array("[broker]\nhost = 127.0.0.1\ntls = yes\n".utf8), mode: 0o644)
+        var r = try BackgroundProcess.output([Self.binary, "--config", conf, "--socket", d.socketPath], in: d.dir)
+        #expect(r.status == 1 && r.output.contains("\(conf):3: expected on, off or auto, found 'yes'"), "\(r)")
+
+        try DurableFile.replace(conf, with: Array("[broker]\npassword = hunter2\n".utf8), mode: 0o644)
+        r = try BackgroundProcess.output([Self.binary, "--config", conf, "--socket", d.socketPath], in: d.dir)
+        #expect(r.status == 1 && r.output.contains("\(conf):2: a password is not kept in this file"), "\(r)")
+        #expect(!r.output.contains("hunter2"))
+
+        let pw = d.dir + "/password"
+        try DurableFile.replace(pw, with: Array("hunter2\n".utf8), mode: 0o644)
+        try DurableFile.replace(conf, with: Array("[broker]\nusername = u\npassword_file = \(pw)\n[device]\nid = x\n".utf8), mode: 0o644)
+        r = try BackgroundProcess.output([Self.binary, "--config", conf, "--check-config"], in: d.dir)
+        #expect(r.status == 1 && r.output.contains("\(pw):0: the password file may be read by others (mode 0644)"), "\(r)")
+        #expect(!r.output.contains("hunter2"))
+        chmod(pw, 0o640)
+        r = try BackgroundProcess.output([Self.binary, "--config", conf, "--check-config"], in: d.dir)
+        #expect(r.status == 0 && r.output.contains("broker: localhost:1883 without TLS as u"), "\(r)")
+        #expect(r.output.contains("state: touchlock/x/state") && r.output.contains("discovery: homeassistant/lock/touchlock_x/config"), "\(r)")
+    }
+
     @Test func unlockFromTheBusIsOffUnlessConfiguredAndThenAsksForTheServiceCode() throws {
         let d = try DaemonProcess(config: "")
         try d.start(replay: nil)
