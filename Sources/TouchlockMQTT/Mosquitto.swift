@@ -109,8 +109,9 @@ public final class MosquittoClient {
     /// TLS with the broker's certificate checked against `caFile` (and its name against
     /// the host), and a client certificate if given.
     public func setTLS(caFile: String, certFile: String?, keyFile: String?) throws(MosquittoError) {
+        // libmosquitto's defaults: the peer verified (SSL_VERIFY_PEER), its name checked,
+        // TLS 1.2 or 1.3.
         try check("mosquitto_tls_set", mosquitto_tls_set(handle, caFile, nil, certFile, keyFile, nil))
-        try check("mosquitto_tls_opts_set", mosquitto_tls_opts_set(handle, 1, "tlsv1.2", nil))
     }
 
     /// The message the broker publishes if the connection ends without a DISCONNECT.

@@ -101,9 +101,8 @@ func runBridge() {
     do { loop = try EventLoop() } catch { fail("\(error)") }
     // The daemon's socket going away mid-write is an error to handle, not a signal to die of.
     signal(SIGPIPE, SIG_IGN)
+    // The password stays with the bridge, which hands it to libmosquitto at each connection.
     let bridge = Bridge(loop: loop, config: config, deviceID: deviceID, socketPath: socketPath, password: password)
-    if var p = password { for i in p.indices { p[i] = 0 } }
-    password = nil
     bridge.start()
     do { try loop.run() } catch { fail("\(error)") }
     bridge.stop()
