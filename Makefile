@@ -10,7 +10,8 @@
 # defaults, those of PREFIX=/usr), and the unit, tmpfiles.d and the man pages, written
 # with those defaults, are rewritten to match. Change PREFIX (or SYSCONFDIR,
 # RUNSTATEDIR, LOCALSTATEDIR) and run `make` again before `make install`.
-# touchlock-bench is a development tool and is not installed.
+# touchlock-bench is a development tool and is not installed. touchlock-mqtt, the bridge
+# to an MQTT broker, is built with the rest and installed apart: make install-mqtt.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -18,6 +19,7 @@ SBINDIR ?= $(PREFIX)/sbin
 DATAROOTDIR ?= $(PREFIX)/share
 MANDIR ?= $(DATAROOTDIR)/man
 DOCDIR ?= $(DATAROOTDIR)/doc/touchlock
+MQTTDOCDIR ?= $(DATAROOTDIR)/doc/touchlock-mqtt
 SYSCONFDIR ?= /etc
 RUNSTATEDIR ?= /run
 LOCALSTATEDIR ?= /var
@@ -53,6 +55,8 @@ INSTALL ?= install
 
 # The defaults (shim.h, and the files in systemd/ and man/) -> the configured paths.
 SUBST = sed -e 's|/usr/sbin/touchlockd|$(SBINDIR)/touchlockd|g' \
+	-e 's|/usr/sbin/touchlock-mqtt|$(SBINDIR)/touchlock-mqtt|g' \
+	-e 's|/usr/share/doc/touchlock-mqtt|$(MQTTDOCDIR)|g' \
 	-e 's|/usr/bin/touchlockctl|$(BINDIR)/touchlockctl|g' \
 	-e 's|/usr/share/touchlock|$(PKGDATADIR)|g' \
 	-e 's|/usr/share/doc/touchlock|$(DOCDIR)|g' \
@@ -70,15 +74,20 @@ all: build generated
 build:
 	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlockd.why --product touchlockd
 	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlockctl.why --product touchlockctl
+	$(SWIFT) build $(SWIFTFLAGS) -Xlinker --why-extract=$(abspath $(SCRATCH))/touchlock-mqtt.why --product touchlock-mqtt
 
 generated: $(GEN)/touchlockd.service $(GEN)/touchlock-wait-unlock.service $(GEN)/touchlock-splash-release.service \
 	$(GEN)/touchlock-splash-quit.service $(GEN)/touchlock-shutdown.service $(GEN)/tmpfiles.conf $(GEN)/touchlock.conf \
+	$(GEN)/touchlock-mqtt.service $(GEN)/mqtt.conf $(GEN)/touchlock-mqtt.8 \
 	$(addprefix $(GEN)/,$(MANPAGES))
 
 $(GEN)/%.service: systemd/%.service Makefile
 	@mkdir -p $(GEN)
 	$(SUBST) $< > $@
 $(GEN)/tmpfiles.conf: systemd/tmpfiles.d/touchlock.conf Makefile
+	@mkdir -p $(GEN)
+	$(SUBST) $< > $@
+$(GEN)/mqtt.conf: data/mqtt.conf.example Makefile
 	@mkdir -p $(GEN)
 	$(SUBST) $< > $@
 $(GEN)/%: man/% Makefile
@@ -138,6 +147,18 @@ install: all
 		$(DESTDIR)$(DOCDIR)/examples/touchlockd.service.d/backlight.conf
 	$(INSTALL) -Dm644 data/prometheus/touchlock.rules.yml $(DESTDIR)$(DOCDIR)/examples/prometheus/touchlock.rules.yml
 
+# touchlock-mqtt (docs/mqtt.md): the binary, its unit (installed disabled), its user, and
+# its settings file, every key commented, 0640: the password file's path is named there.
+install-mqtt: all
+	$(INSTALL) -Dm755 $(BIN)/touchlock-mqtt $(DESTDIR)$(SBINDIR)/touchlock-mqtt
+	$(INSTALL) -Dm644 $(GEN)/touchlock-mqtt.service $(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-mqtt.service
+	$(INSTALL) -Dm644 systemd/sysusers.d/touchlock-mqtt.conf $(DESTDIR)$(SYSUSERSDIR)/touchlock-mqtt.conf
+	[ -e $(DESTDIR)$(PKGCONFDIR)/mqtt.conf ] || \
+		$(INSTALL) -Dm640 $(GEN)/mqtt.conf $(DESTDIR)$(PKGCONFDIR)/mqtt.conf
+	$(INSTALL) -Dm644 $(GEN)/touchlock-mqtt.8 $(DESTDIR)$(MANDIR)/man8/touchlock-mqtt.8
+	$(INSTALL) -Dm644 docs/mqtt.md $(DESTDIR)$(MQTTDOCDIR)/mqtt.md
+	scripts/linked-notices $(DESTDIR)$(MQTTDOCDIR)/linked $(SCRATCH)/touchlock-mqtt.why
+
 # OpenRC (Alpine, postmarketOS) instead of the systemd files: the service script.
 install-openrc:
 	$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/init.d
@@ -157,11 +178,13 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/touchlockd.8 $(DESTDIR)$(MANDIR)/man1/touchlockctl.1 \
 		$(DESTDIR)$(MANDIR)/man5/touchlock.conf.5 \
 		$(DESTDIR)$(BASHCOMPLETIONDIR)/touchlockctl $(DESTDIR)$(ZSHCOMPLETIONDIR)/_touchlockctl \
-		$(DESTDIR)$(FISHCOMPLETIONDIR)/touchlockctl.fish
-	rm -rf $(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(FISHCOMPLETIONDIR)/touchlockctl.fish \
+		$(DESTDIR)$(SBINDIR)/touchlock-mqtt $(DESTDIR)$(SYSTEMDUNITDIR)/touchlock-mqtt.service \
+		$(DESTDIR)$(SYSUSERSDIR)/touchlock-mqtt.conf $(DESTDIR)$(MANDIR)/man8/touchlock-mqtt.8
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MQTTDOCDIR)
 	-rmdir $(DESTDIR)$(PKGDATADIR)
 
 clean:
 	rm -rf $(SCRATCH)
 
-.PHONY: all build generated install install-openrc uninstall clean
+.PHONY: all build generated install install-mqtt install-openrc uninstall clean

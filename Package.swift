@@ -58,6 +58,7 @@ let package = Package(
         .executable(name: "touchlockd", targets: ["touchlockd"]),
         .executable(name: "touchlockctl", targets: ["touchlockctl"]),
         .executable(name: "touchlock-bench", targets: ["touchlock-bench"]),
+        .executable(name: "touchlock-mqtt", targets: ["touchlock-mqtt"]),
     ],
     targets: [
         // C libraries from Debian, each behind a minimal shim header.
@@ -97,6 +98,9 @@ let package = Package(
         // libxkbcommon for the keymap the compositor sends.
         .target(name: "CWayland", path: "Modules/CWayland",
                 linkerSettings: [.linkedLibrary("wayland-client"), .linkedLibrary("xkbcommon")]),
+        // libmosquitto (shared, from libmosquitto1) for touchlock-mqtt alone: the daemon
+        // never links it.
+        .systemLibrary(name: "CMosquitto", path: "Modules/CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The install paths, as C string macros `make` can set (-Xcc -D...).
         .systemLibrary(name: "CPaths", path: "Modules/CPaths"),
 
@@ -132,6 +136,8 @@ let package = Package(
         // The config files, in their order, parsed with libinih.
         .target(name: "TouchlockConfig", dependencies: ["TouchlockCore", "TouchlockSystem", "CInih"], swiftSettings: swiftFlags,
                 linkerSettings: [.unsafeFlags(["-Xlinker", "-L\(Context.packageDirectory)/Modules/CInih"])]),
+        // libmosquitto driven from the event loop by its socket.
+        .target(name: "TouchlockMQTT", dependencies: ["TouchlockCore", "CMosquitto"], swiftSettings: swiftFlags),
 
         .executableTarget(name: "touchlockd", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockInput", "TouchlockRender",
@@ -141,6 +147,11 @@ let package = Package(
         .executableTarget(name: "touchlockctl", dependencies: [
             "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockRender",
             "TouchlockConfig", "TouchlockCommandLine",
+        ], swiftSettings: swiftFlags, linkerSettings: releaseLink),
+        // The bridge between the control socket and an MQTT broker (its own unit and user).
+        .executableTarget(name: "touchlock-mqtt", dependencies: [
+            "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockConfig", "TouchlockMQTT",
+            "TouchlockCommandLine",
         ], swiftSettings: swiftFlags, linkerSettings: releaseLink),
 
         // Prints figures against their floors and targets; CI runs it in a tiny size.
@@ -173,7 +184,7 @@ let package = Package(
         // daemon's hand-off over the display tests' fake card (FakeDrmDevice.swift, the same
         // file) and a VT the test answers for the kernel.
         .testTarget(name: "TouchlockdTests", dependencies: [
-            "touchlockd", "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
+            "touchlockd", "touchlock-mqtt", "TouchlockCore", "TouchlockSystem", "TouchlockControl", "TouchlockSecrets", "TouchlockConfig",
             "TouchlockCommandLine", "TouchlockRender", "TouchlockDisplay", "CDrm", "CLinux",
         ], exclude: ["promcheck.py", "node_exporter_check.py", "logind_standin.py", "logind_forger.py"],
         swiftSettings: swiftFlags + (staticCairo ? [.define("TOUCHLOCK_STATIC_CAIRO")] : [])),

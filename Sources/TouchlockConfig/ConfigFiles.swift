@@ -43,10 +43,18 @@ public enum ConfigFiles {
         for p in paths { try apply(file: p, to: &config) }
     }
 
-    private final class Context {
-        var config: Config
+    /// What libinih's handler reaches: the settings being read, whatever their type.
+    private class Reading {
         var firstError: String?
-        init(_ c: Config) { config = c }
+        func set(section: String, key: String, value: String) throws(Config.BadValue) {}
+    }
+
+    private final class Context<S: SettingsFile>: Reading {
+        var config: S
+        init(_ c: S) { config = c }
+        override func set(section: String, key: String, value: String) throws(Config.BadValue) {
+            try config.set(section: section, key: key, value: value)
+        }
     }
 
     /// A settings file is at most this long (a FIFO, a device or a longer file is refused
@@ -55,7 +63,7 @@ public enum ConfigFiles {
 
     /// Applies the settings of one file. The first problem in it is reported with its
     /// line (libinih gives the line of the first error).
-    public static func apply(file: String, to config: inout Config) throws(Config.Error) {
+    public static func apply<S: SettingsFile>(file: String, to config: inout S) throws(Config.Error) {
         let contents: [UInt8]
         do { contents = try FileContents.bytes(file, limit: maxFileBytes) } catch {
             throw Config.Error(file: file, line: 0, message: "cannot read: \(error.reason(reading: file))")
@@ -65,12 +73,12 @@ public enum ConfigFiles {
 
     /// Gives each `key = value` libinih reads to the settings; the first refusal stops it.
     private static let handler: ini_handler = { user, section, name, value in
-        let context = Unmanaged<Context>.fromOpaque(user!).takeUnretainedValue()
+        let context = Unmanaged<Reading>.fromOpaque(user!).takeUnretainedValue()
         let s = section.map { String(cString: $0) } ?? ""
         let k = name.map { String(cString: $0) } ?? ""
         let v = value.map { String(cString: $0) } ?? ""
         do throws(Config.BadValue) {
-            try context.config.set(section: s, key: k, value: v)
+            try context.set(section: s, key: k, value: v)
             return 1
         } catch {
             if context.firstError == nil { context.firstError = error.message }
@@ -85,7 +93,7 @@ public enum ConfigFiles {
     /// Applies the settings in the bytes of a file; `file` names it in errors. Lines
     /// must be UTF-8 text without NUL bytes, of at most `maxLineBytes` bytes, so that
     /// nothing is read other than as written.
-    public static func apply(contents: [UInt8], named file: String, to config: inout Config) throws(Config.Error) {
+    public static func apply<S: SettingsFile>(contents: [UInt8], named file: String, to config: inout S) throws(Config.Error) {
         var n = 0
         for line in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             n += 1
@@ -95,7 +103,7 @@ public enum ConfigFiles {
             if String(validating: line, as: UTF8.self) == nil { throw refuse("not UTF-8 text") }
         }
         let context = Context(config)
-        let user = Unmanaged.passUnretained(context).toOpaque()
+        let user = Unmanaged.passUnretained(context as Reading).toOpaque()
         let line = (contents + [0]).withUnsafeBufferPointer { text in
             ini_parse_string(UnsafeRawPointer(text.baseAddress!).assumingMemoryBound(to: CChar.self), handler, user)
         }
@@ -109,3 +117,12 @@ public enum ConfigFiles {
         config = context.config
     }
 }
+
+/// Settings read from a file by `ConfigFiles`: touchlock.conf's (`Config`) and
+/// touchlock-mqtt's (`BridgeConfig`).
+public protocol SettingsFile {
+    mutating func set(section: String, key: String, value: String) throws(Config.BadValue)
+}
+
+extension Config: SettingsFile {}
+extension BridgeConfig: SettingsFile {}

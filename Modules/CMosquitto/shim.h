@@ -1,0 +1,3 @@
+#pragma once
+/* libmosquitto (Debian's libmosquitto-dev), for touchlock-mqtt only. */
+#include <mosquitto.h>
