@@ -77,6 +77,12 @@ public final class MosquittoClient {
 
     deinit { mosquitto_destroy(handle) }
 
+    /// The last error libmosquitto logged (OpenSSL's reason for a failed handshake), once.
+    public func takeLoggedError() -> String {
+        defer { inbox.lastTLSError = "" }
+        return inbox.lastTLSError
+    }
+
     private func check(_ call: String, _ rc: Int32) throws(MosquittoError) {
         guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
             let detail = inbox.lastTLSError

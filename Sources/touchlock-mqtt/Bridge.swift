@@ -276,7 +276,16 @@ final class Bridge {
                 retryBroker()
                 return
             case .disconnected(let rc):
-                Log.warning("mqtt: lost the broker (\(rc == 0 ? "closed" : MosquittoClient.errorWords(rc))); again in \(brokerDelay.milliseconds / 1000) s")
+                // A TLS handshake that fails after connect returned comes here: before the
+                // broker's CONNACK it is a connection that could not be made, with
+                // OpenSSL's reason from libmosquitto's log.
+                let detail = mqtt?.takeLoggedError() ?? ""
+                let words = rc == 0 ? "closed" : MosquittoClient.errorWords(rc) + (detail.isEmpty ? "" : ": \(detail)")
+                if machine.brokerUp {
+                    Log.warning("mqtt: lost the broker (\(words)); again in \(brokerDelay.milliseconds / 1000) s")
+                } else {
+                    Log.error("mqtt: cannot connect to the broker at \(config.host):\(config.effectivePort)\(config.usesTLS ? " (TLS)" : ""): \(words); again in \(brokerDelay.milliseconds / 1000) s")
+                }
                 dropBroker()
                 if machine.brokerUp { feed(.brokerDisconnected) }
                 retryBroker()

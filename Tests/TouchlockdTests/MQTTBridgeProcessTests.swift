@@ -2,6 +2,7 @@ import Glibc
 import Testing
 import TouchlockControl
 import TouchlockCore
+import TouchlockSecrets
 import TouchlockSystem
 
 private let screen = Size(width: 640, height: 400)
@@ -420,14 +421,68 @@ extension String {
         #expect(try broker.waitRetained(Self.prefix + "/availability", "1 online"), "\(bridge.log)")
         let discovery = try broker.retained("homeassistant/lock/touchlock_\(Self.device)/config")
         #expect(discovery.contains(#""code_format":"^\\d{6}$""#), "\(discovery)")
-        // A code goes to the daemon as service_unlock; a daemon without it says so, and
-        // the bridge tells the bus the command failed, without the code in its log.
+        // A code goes to the daemon as service_unlock; a daemon without a device key says
+        // so, and the bridge tells the bus the command failed, without the code in its log.
         try broker.publish(Self.prefix + "/set", #"{"action": "UNLOCK", "code": "482913"}"#)
-        #expect(events.waitLog(#"{"command":"unlock","error":"#), "\(events.log)")
+        #expect(events.waitLog(#"{"command":"unlock","error":"no_service_key","event":"command_failed"}"#), "\(events.log)")
         #expect(try d.status().state == .locked)
         #expect(!bridge.log.contains("482913") && !events.log.contains("482913"), "\(bridge.log)")
         try broker.publish(Self.prefix + "/set", "UNLOCK")
         #expect(events.waitLog(#"{"error":"code_required","event":"command_failed"}"#), "\(events.log)")
+    }
+
+    /// The whole way of a technician's code: an authenticator's code published as UNLOCK
+    /// unlocks the device once, as `service`; the same code again, and a wrong one, are
+    /// refused and counted by the daemon like any attempt; none of them is logged.
+    @Test func aOneTimeCodeFromTheBusUnlocksOnceAndEveryTryCounts() throws {
+        let d = try DaemonProcess(config: "")
+        let keyPath = d.dir + "/service.key"
+        let deviceKey = ServiceCrypto.deviceKey(fleetKey: Array("a fleet key for the bus tests...".utf8), deviceID: Self.device)
+        try DurableFile.replace(keyPath, with: Array(ServiceKey.line(deviceKey).utf8), mode: 0o600)
+        try DurableFile.replace(d.configPath, with: Array("[lockout]\nerror_hold_ms = 50\n[service]\nkey_file = \(keyPath)\n".utf8), mode: 0o644)
+        try d.enrollPattern([0, 4, 8, 5])
+        try d.start(replay: nil)
+        let broker = try MosquittoBroker(in: d.dir, tls: true)
+        try broker.start()
+        let events = try broker.subscriber([Self.prefix + "/event"], log: d.dir + "/events.log")
+        let bridge = try startBridge(d, config: try bridgeConfig(broker, extra: "[commands]\nunlock = on\ncode_digits = 6\n"))
+        #expect(try broker.waitRetained(Self.prefix + "/state", "1 locked"), "\(bridge.log)")
+
+        // The code a phone shows, as touchlockctl computes it from the device key.
+        let shown = try BackgroundProcess.output([DaemonProcess.ctl, "service-code", "--key-file", keyPath], in: d.dir)
+        #expect(shown.status == 0, "\(shown.output)")
+        let code = shown.output.trimmingCharacters(in: [" ", "\n"])
+        #expect(code.count == 6 && code.allSatisfy(\.isNumber), "\(code)")
+        try broker.publish(Self.prefix + "/set", #"{"action": "UNLOCK", "code": "\#(code)"}"#)
+        #expect(try broker.waitRetained(Self.prefix + "/state", "1 unlocked"), "\(bridge.log)\n\(d.log)")
+        #expect(events.waitLog(#"{"event":"unlocked","method":"service"}"#), "\(events.log)")
+        let unlocked = try d.status()
+        #expect(unlocked.state == .unlocked && unlocked.method == .service)
+
+        // LOCK, then the same code again: refused (taken once), counted.
+        try broker.publish(Self.prefix + "/set", "LOCK")
+        #expect(try broker.waitRetained(Self.prefix + "/state", "1 locked"), "\(bridge.log)")
+        try broker.publish(Self.prefix + "/set", #"{"action": "UNLOCK", "code": "\#(code)"}"#)
+        #expect(events.waitLog(#"{"command":"unlock","error":"wrong_code","event":"command_failed"}"#), "\(events.log)")
+        var st = try d.status()
+        #expect(st.state != .unlocked && st.failures == 1, "\(st)")
+        #expect(try broker.retained(Self.prefix + "/state") == "1 locked")
+
+        // The owner's pattern is not a service code: "0485" has the wrong length and is
+        // refused by the bridge itself; a wrong six-digit code reaches the daemon and counts.
+        let wrong = code == "000000" ? "000001" : "000000"
+        usleep(1_200_000) // the bridge's rate: one command a second after a burst of 3
+        try broker.publish(Self.prefix + "/set", #"{"action": "UNLOCK", "code": "\#(wrong)"}"#)
+        var counted = false
+        for _ in 0..<50 where !counted {
+            st = try d.status()
+            counted = st.failures == 2
+            if !counted { usleep(100_000) }
+        }
+        #expect(counted && st.state != .unlocked, "\(st); \(events.log)")
+        for text in [code, wrong] {
+            #expect(!bridge.log.contains(text) && !d.log.contains(text), "a code in a log")
+        }
     }
 }
 
