@@ -39,6 +39,12 @@ PKGSTATEDIR = $(LOCALSTATEDIR)/lib/touchlock
 SWIFT ?= swift
 # Extra flags for the linker, as -Xlinker ... (debian/rules asks for RELRO and BIND_NOW).
 SWIFT_LDFLAGS ?=
+# Extra options for swift build: a cross build's Swift SDK (--swift-sdks-path DIR
+# --swift-sdk NAME; debian/rules passes it when the host architecture is another).
+SWIFT_BUILD_FLAGS ?=
+# What runs the built touchlockd on the build machine, where `make` runs it once (to write
+# touchlock.conf): nothing for a native build, an emulator (qemu-aarch64) for a cross one.
+RUN_BUILT ?=
 # Its own build directory: other flags than a plain `swift build -c release`.
 SCRATCH ?= .build/make
 # The static Swift runtime's libstdc++ from its archive too (see scripts/static-libstdc++).
@@ -47,7 +53,7 @@ SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) -Xlinker
 	-Xcc '-DTOUCHLOCK_CONFDIR="$(PKGCONFDIR)"' \
 	-Xcc '-DTOUCHLOCK_RUNDIR="$(PKGRUNDIR)"' \
 	-Xcc '-DTOUCHLOCK_STATEDIR="$(PKGSTATEDIR)"' \
-	$(SWIFT_LDFLAGS)
+	$(SWIFT_LDFLAGS) $(SWIFT_BUILD_FLAGS)
 BIN = $(SCRATCH)/release
 GEN = $(SCRATCH)/gen
 
@@ -98,7 +104,7 @@ $(GEN)/%: man/% Makefile
 # reading no file at all (an empty --config-root), and each key line is commented.
 $(GEN)/touchlock.conf: build
 	@mkdir -p $(GEN)
-	empty=$$(mktemp -d) && $(BIN)/touchlockd --config-root "$$empty" --check-config > $@.defaults; \
+	empty=$$(mktemp -d) && $(RUN_BUILT) $(BIN)/touchlockd --config-root "$$empty" --check-config > $@.defaults; \
 		status=$$?; rmdir "$$empty"; [ $$status -eq 0 ]
 	{ printf '%s\n' \
 		'# touchlock: every setting at its default, commented out (touchlock.conf(5)).' \

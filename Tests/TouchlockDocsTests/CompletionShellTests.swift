@@ -82,14 +82,32 @@ import Testing
         #expect(Array(lines.dropFirst(cases.count).prefix(3)) == ["digits:2", "2", "180"], "\(lines.suffix(4))")
     }
 
+    /// Whether `typed`'s characters appear in `word` in their order (fish's fuzzy match).
+    static func isSubsequence(_ typed: String, of word: String) -> Bool {
+        var rest = Substring(word)
+        for ch in typed {
+            guard let i = rest.firstIndex(of: ch) else { return false }
+            rest = rest[rest.index(after: i)...]
+        }
+        return true
+    }
+
+    /// fish's TAB offers the candidates that start with the word typed. fish 4's
+    /// `complete -C` also lists those the word only matches fuzzily (its characters in
+    /// order: `--duress` for `--s`), which TAB leaves out while a prefix match exists
+    /// (fish 3 lists none): those must be fuzzy matches, nothing else.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/fish"), "needs fish"))
     func fish() throws {
         for c in Self.cases {
             let line = "touchlockctl " + c.words.joined(separator: " ")
+            let typed = c.words.last ?? ""
             let out = try run(["/usr/bin/fish", "--no-config", "-c",
                                "source '\(Tree.path("completions/touchlockctl.fish"))'; complete -C '\(line)'"])
             let got = out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
-            #expect(Set(got) == Set(c.expected), "\(line)<TAB>: \(out)")
+            let offered = got.filter { $0.hasPrefix(typed) }
+            #expect(Set(offered) == Set(c.expected), "\(line)<TAB>: \(out)")
+            let fuzzy = got.filter { !$0.hasPrefix(typed) }
+            #expect(fuzzy.allSatisfy { Self.isSubsequence(typed, of: $0) }, "\(line)<TAB>: \(out)")
         }
     }
 

@@ -98,7 +98,7 @@ private func replaceWithWatchdog(_ path: String, _ bytes: [UInt8], release: () -
         let tried = Outcome()
         var calls = SystemCalls.real
         let open = calls.open
-        calls.open = { name, flags, mode in
+        calls.open = { @Sendable name, flags, mode in
             let n = String(cString: name)
             if n.hasPrefix(path + ".new") {
                 let first = tried.names.withLock { t in t.append(n); return t.count < 3 }

@@ -87,7 +87,14 @@ private final class RealJournal {
     static let binary = "/lib/systemd/systemd-journald"
     static var available: Bool {
         geteuid() == 0 && access(binary, X_OK) == 0 && access("/usr/bin/journalctl", X_OK) == 0
-            && access("/etc/machine-id", R_OK) == 0
+            && !machineID.isEmpty
+    }
+
+    /// The machine's id, which names the namespace's journal files: with none (an empty
+    /// /etc/machine-id, as a root made by mmdebstrap has before its first boot) journald
+    /// writes them where journalctl never looks.
+    static var machineID: String {
+        (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
     }
 
     let namespace = "touchlock-test-\(getpid())"
@@ -112,7 +119,7 @@ private final class RealJournal {
     deinit {
         process.terminate()
         process.waitUntilExit()
-        let id = (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let id = Self.machineID
         if !id.isEmpty { try? FileManager.default.removeItem(atPath: "/var/log/journal/\(id).\(namespace)") }
         try? FileManager.default.removeItem(atPath: "/run/systemd/journal.\(namespace)")
     }
