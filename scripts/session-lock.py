@@ -179,7 +179,7 @@ class Daemon:
     def status(self):
         if not os.path.exists(self.socket):
             return None
-        rc, out = self.ctl("status")
+        rc, out = self.ctl("status", "--json")
         return json.loads(out) if rc == 0 and out.strip() else None
 
     def wait_status(self, predicate, timeout=10):
