@@ -157,21 +157,24 @@ final class DaemonProcess {
     }
 }
 
+/// The evemu header of the test panel: a multitouch screen of 0-32767 on both axes.
+let testPanelHeader = [
+    "# EVEMU 1.3", "N: touchlock test panel", "I: 0006 0000 0000 0000",
+    "P: 02 00 00 00 00 00 00 00",
+    "B: 00 0b 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
+    "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
+    "B: 01 00 04 00 00 00 00 00 00", "B: 03 03 00 00 00 00 80 60 02",
+    "A: 00 0 32767 0 0 0", "A: 01 0 32767 0 0 0", "A: 2f 0 9 0 0 0",
+    "A: 35 0 32767 0 0 0", "A: 36 0 32767 0 0 0", "A: 39 0 65535 0 0 0",
+]
+
 /// An evemu recording of one finger drawing `patterns` on the default 3x3 grid of a
 /// `screen`, one sample per node, `gap` apart, starting after `lead`. With a `rotation`,
 /// `screen` is the logical size and the finger touches the panel where it shows the node.
 func recording(of patterns: [[Int]], on screen: Size, rotation: Rotation = .degrees0,
                lead: Int64 = 1_000_000, gap: Int64 = 400_000) -> String {
     let grid = PatternGrid.layout(on: screen)
-    var lines = [
-        "# EVEMU 1.3", "N: touchlock test panel", "I: 0006 0000 0000 0000",
-        "P: 02 00 00 00 00 00 00 00",
-        "B: 00 0b 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
-        "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
-        "B: 01 00 04 00 00 00 00 00 00", "B: 03 03 00 00 00 00 80 60 02",
-        "A: 00 0 32767 0 0 0", "A: 01 0 32767 0 0 0", "A: 2f 0 9 0 0 0",
-        "A: 35 0 32767 0 0 0", "A: 36 0 32767 0 0 0", "A: 39 0 65535 0 0 0",
-    ]
+    var lines = testPanelHeader
     var t = lead
     func ev(_ type: Int, _ code: Int, _ value: Int) {
         let h = String(type, radix: 16), c = String(code, radix: 16)

@@ -222,15 +222,7 @@ private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
 /// An evemu recording of one finger tapping at `points` (screen pixels) of a screen of
 /// `size`, 300 ms apart.
 private func taps(_ points: [[Double]], on size: Size) -> String {
-    var lines = [
-        "# EVEMU 1.3", "N: touchlock test panel", "I: 0006 0000 0000 0000",
-        "P: 02 00 00 00 00 00 00 00",
-        "B: 00 0b 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
-        "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00", "B: 01 00 00 00 00 00 00 00 00",
-        "B: 01 00 04 00 00 00 00 00 00", "B: 03 03 00 00 00 00 80 60 02",
-        "A: 00 0 32767 0 0 0", "A: 01 0 32767 0 0 0", "A: 2f 0 9 0 0 0",
-        "A: 35 0 32767 0 0 0", "A: 36 0 32767 0 0 0", "A: 39 0 65535 0 0 0",
-    ]
+    var lines = testPanelHeader
     var t: Int64 = 1_000_000
     func ev(_ type: Int, _ code: Int, _ value: Int) {
         let h = String(type, radix: 16), c = String(code, radix: 16)
