@@ -70,6 +70,11 @@ public final class WaylandConnection {
     public var offersSessionLock: Bool { lockManager != nil }
     /// Whether the session is locked by us now (`locked` received, no unlock since).
     public var isLocked: Bool { sessionLocked }
+    /// When the compositor granted the lock held now (its `locked` received), on the
+    /// loop's clock; nil while none is held.
+    public private(set) var lockedAt: Instant?
+    /// Whether a lock was asked for and the compositor has not answered yet.
+    public var isAskingForLock: Bool { session != nil && !sessionLocked && failure == nil }
 
     /// Connects to `socket` (a name in XDG_RUNTIME_DIR or an absolute path; nil:
     /// WAYLAND_DISPLAY) and learns the globals and the outputs (two roundtrips).
@@ -98,6 +103,18 @@ public final class WaylandConnection {
     }
 
     deinit { disconnect() }
+
+    /// Closes the connection as `disconnect` does, but no sooner than `deadline`: the
+    /// requests made so far are sent first, then this thread waits (at a stop, the loop
+    /// over). A lock held stays with the compositor.
+    public func disconnect(notBefore deadline: Instant) {
+        if failure == nil, registry != nil {
+            _ = wl_display_flush(display)
+            let left = deadline - EventLoop.now()
+            if left.microseconds > 0 { usleep(useconds_t(clamping: left.microseconds)) }
+        }
+        disconnect()
+    }
 
     /// WAYLAND_DISPLAY, or libwayland's default.
     public static var defaultSocketName: String {
@@ -142,6 +159,7 @@ public final class WaylandConnection {
             ext_session_lock_v1_destroy(s)
         }
         sessionLocked = false
+        lockedAt = nil
         for o in outputs { o.destroyLockSurface() }
         unlockCallback = wl_display_sync(display)
         wl_callback_add_listener(unlockCallback, &unlockDoneListener, Unmanaged.passUnretained(self).toOpaque())
@@ -154,6 +172,7 @@ public final class WaylandConnection {
         guard failure == nil, let s = session, sessionLocked else { return }
         session = nil
         sessionLocked = false
+        lockedAt = nil
         ext_session_lock_v1_unlock_and_destroy(s)
         for o in outputs { o.destroyLockSurface() }
         if wl_display_roundtrip(display) < 0 { Log.warning("wayland: unlock at stop: \(Self.failure(of: display))") }
@@ -162,6 +181,7 @@ public final class WaylandConnection {
     fileprivate func sessionEvent(locked: Bool) {
         if locked {
             sessionLocked = true
+            lockedAt = EventLoop.now()
             Log.info("wayland: the compositor locked the session")
             onLockEvent?(.locked)
             return
@@ -174,6 +194,7 @@ public final class WaylandConnection {
             session = nil
         }
         sessionLocked = false
+        lockedAt = nil
         for o in outputs { o.destroyLockSurface() }
         requestsMade()
         onLockEvent?(.finished(wasLocked: was))
@@ -241,6 +262,7 @@ public final class WaylandConnection {
         loop.unregister(fd)
         session = nil
         sessionLocked = false
+        lockedAt = nil
         onLockEvent?(.failed(f))
     }
 

@@ -1,4 +1,5 @@
 import TouchlockCore
+import TouchlockSystem
 import TouchlockWayland
 
 /// Covering by the Wayland compositor's session lock (ext-session-lock-v1): the
@@ -103,14 +104,29 @@ final class SessionLockCovering: Covering {
         }
     }
 
+    /// How long after the compositor grants a lock our lock surfaces are kept at a stop
+    /// that leaves it locked. A compositor may cover an output by itself only some time
+    /// after a new lock: labwc 0.8.3 leaves what is under the lock surfaces shown for its
+    /// first 100 ms (to spare a flicker when the locker's surfaces come fast), and a locker
+    /// gone within them takes its surfaces with it, so the app shows until then.
+    static let blankingHold = Interval.milliseconds(250)
+
     func shutdown(_ exit: Cover.Exit) {
         switch exit {
         case .stayCovered, .release:
             // The compositor keeps the session locked after its locker is gone: the daemon
             // after this one takes the lock over (a system shutdown takes the compositor
-            // down with it).
-            Log.info("session lock: left to the compositor, locked")
-            connection.disconnect()
+            // down with it). A lock granted (or asked for) just now is held a little first.
+            let now = EventLoop.now()
+            if let since = connection.lockedAt ?? (connection.isAskingForLock ? now : nil),
+               since + Self.blankingHold > now {
+                let left = since + Self.blankingHold - now
+                Log.info("session lock: left to the compositor, locked, in \(left.milliseconds) ms (granted \((now - since).milliseconds) ms ago: the compositor may not cover its outputs by itself yet)")
+                connection.disconnect(notBefore: since + Self.blankingHold)
+            } else {
+                Log.info("session lock: left to the compositor, locked")
+                connection.disconnect()
+            }
         case .giveBack:
             connection.unlockNow()
             connection.disconnect()
