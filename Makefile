@@ -45,6 +45,13 @@ SWIFT_BUILD_FLAGS ?=
 # What runs the built touchlockd on the build machine, where `make` runs it once (to write
 # touchlock.conf): nothing for a native build, an emulator (qemu-aarch64) for a cross one.
 RUN_BUILT ?=
+# The linker, when it must be another than the toolchain's own: Debian 13's swiftlang
+# links with the lld 17 it bundles, which aborts on scripts/touchlockd.ld (an assertion
+# on its SECTIONS commands), and Debian's own lld (the lld package, 19 in Debian 13)
+# links it. By default Debian's lld where the compiler is Debian's swiftlang.
+SWIFT_REAL := $(realpath $(shell command -v $(SWIFT)))
+LLD ?= $(if $(filter /usr/libexec/swift/%,$(SWIFT_REAL)),$(wildcard /usr/bin/ld.lld))
+LLD_FLAGS = $(if $(LLD),-Xclang-linker --ld-path=$(LLD))
 # Its own build directory: other flags than a plain `swift build -c release`.
 SCRATCH ?= .build/make
 # The static Swift runtime's libstdc++ from its archive too (see scripts/static-libstdc++).
@@ -53,7 +60,7 @@ SWIFTFLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) -Xlinker
 	-Xcc '-DTOUCHLOCK_CONFDIR="$(PKGCONFDIR)"' \
 	-Xcc '-DTOUCHLOCK_RUNDIR="$(PKGRUNDIR)"' \
 	-Xcc '-DTOUCHLOCK_STATEDIR="$(PKGSTATEDIR)"' \
-	$(SWIFT_LDFLAGS) $(SWIFT_BUILD_FLAGS)
+	$(LLD_FLAGS) $(SWIFT_LDFLAGS) $(SWIFT_BUILD_FLAGS)
 BIN = $(SCRATCH)/release
 GEN = $(SCRATCH)/gen
 
