@@ -37,7 +37,10 @@ extension LockScreen {
         var out: [Action] = []
         var t = t0
         for d in digits {
-            let pad = shownCode!
+            guard let pad = shownCode else {
+                Issue.record("no code pad on screen to tap \(d) on")
+                return out
+            }
             let slot = pad.keyOrder.firstIndex(of: d)!
             let r = pad.layout.keys[slot == 9 ? 10 : slot]
             out += touches([ScreenTouch(id: Int(t), phase: .began, point: centre(r))], at: at(t))
@@ -72,6 +75,9 @@ private func ascii(_ s: String) -> [UInt8] { Array(s.utf8) }
         _ = s.touches([ScreenTouch(id: 1, phase: .ended, point: p)], at: at(3_900_000))
         _ = s.timer(at: at(4_000_000))
         #expect(s.showing == .pattern && s.scene.nodes.count == 9)
+        // Held the full 3 s, it opens.
+        _ = s.longPress(at: p, from: 5_000_000, id: 2)
+        #expect(s.showing == .service)
 
         var none = screen(digits: nil)
         _ = none.longPress(at: promptPoint(none), from: 1_000_000, held: 3_500_000)
@@ -105,12 +111,20 @@ private func ascii(_ s: String) -> [UInt8] { Array(s.utf8) }
         _ = two.touches([ScreenTouch(id: 4, phase: .began, point: g.center(of: 4))], at: at(1_500_000))
         _ = two.timer(at: at(4_100_000))
         #expect(two.showing == .pattern)
+
+        // Each of them, lifted, then one finger held still on the prompt: it opens.
+        for var t in [s, m, two] {
+            for id in 1...4 { _ = t.touches([ScreenTouch(id: id, phase: .ended, point: p)], at: at(4_600_000)) }
+            _ = t.longPress(at: p, from: 5_000_000, id: 5)
+            #expect(t.showing == .service && t.scene.nodes.isEmpty)
+        }
     }
 
-    @Test func cancelEscapeAndThirtySecondsUntouchedGiveTheOwnersScreenBack() {
+    @Test func cancelEscapeAndThirtySecondsUntouchedGiveTheOwnersScreenBack() throws {
         var s = screen()
         _ = s.longPress(at: promptPoint(s), from: 1_000_000)
-        let cancel = s.serviceEntry!.cancelRect
+        #expect(s.showing == .service)
+        let cancel = try #require(s.serviceEntry).cancelRect
         _ = s.touches([ScreenTouch(id: 77, phase: .ended, point: promptPoint(s))], at: at(4_100_000))
         _ = s.tapShown([1, 2], from: 4_200_000)
         #expect(s.shownCode?.entered == 2)
