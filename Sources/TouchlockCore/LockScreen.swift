@@ -607,6 +607,10 @@ public struct LockScreen: Sendable {
             }
         }
         out += apply(blank, at: now)
+        if power.blanked, serviceEntry?.isOpen == true, serviceEntry?.submitted == false {
+            // The screen went off: it wakes on the owner's screen.
+            out += closeServiceEntry(at: now)
+        }
         out += apply(power.idleTimer(at: now, handedOver: hold == .released && isUnlocked), at: now)
         // Only the pad on screen animates, and only while it takes input and the screen is
         // on: a hidden pad, one waiting out a lockout, or a dark screen has no cursor and
@@ -848,11 +852,11 @@ public struct LockScreen: Sendable {
                 // The owner's pads start over, hidden: nothing of them blinks or is drawn.
                 promptText.clear()
                 out += apply(pads.reset(at: now, codeWakes: false), at: now)
-                out.append(.redraw)
+                out += redraw
             case .closed:
                 promptText.clear()
                 out += apply(pads.reset(at: now, codeWakes: active == .code && takesInput && power.lit), at: now)
-                out.append(.redraw)
+                out += redraw
             case .armTimer(let t), .pad(.armTimer(let t)):
                 out.append(.armTimer(t))
             case .pad(.redraw):

@@ -151,6 +151,20 @@ private func ascii(_ s: String) -> [UInt8] { Array(s.utf8) }
         #expect(s.session.failures == 0 && s.session.state == .locked)
     }
 
+    @Test func theScreenGoingOffWakesOnTheOwnersScreen() {
+        var s = screen()
+        s.blankAfter = .milliseconds(10_000)
+        _ = s.begin(at: at(0))
+        _ = s.longPress(at: promptPoint(s), from: 1_000_000)
+        _ = s.touches([ScreenTouch(id: 77, phase: .ended, point: promptPoint(s))], at: at(4_100_000))
+        _ = s.tapShown([5], from: 4_200_000)
+        #expect(s.showing == .service && s.shownCode?.entered == 1)
+        let off = s.timer(at: at(14_240_000))
+        #expect(off.contains(.blankDisplay) && !off.contains(.redraw))
+        _ = s.touches([ScreenTouch(id: 30, phase: .began, point: Point(x: 5, y: 5))], at: at(20_000_000))
+        #expect(s.showing == .pattern && s.scene.nodes.count == 9 && s.serviceEntry?.pad == nil)
+    }
+
     @Test func theOwnersCodeThereIsCountedFirstAndCheckedOnlyAsAServiceCode() {
         // The owner's 6-digit code pad: the service pad has 6 boxes too.
         var s = screen(.code, codeLength: 6, persistent: true)
