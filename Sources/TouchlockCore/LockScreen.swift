@@ -868,6 +868,7 @@ public struct LockScreen: Sendable {
                 out += redraw
             case .pad(.submit(let c)):
                 // Checked only as a service code: the owner's secret is never taken here.
+                Log.info("lock screen: a service code of \(c.digits.count) digits typed on the service pad")
                 out += submit(.service(c.digits.map { UInt8(ascii: "0") &+ $0 }), at: now)
             }
         }

@@ -199,7 +199,7 @@ public struct ServiceEntry: Sendable {
 
     private mutating func open(opener: Int, at now: Instant) -> [Action] {
         guard let l = layout.pad else { return [] }
-        let pad = CodePad(length: digits, layout: l, secure: secure, shuffleSeed: shuffleSeed.map { $0 ^ UInt64(now.microseconds) },
+        let pad = CodePad(length: digits, layout: l, secure: secure, shuffleSeed: shuffleSeed.map { $0 ^ UInt64(bitPattern: now.microseconds) },
                           at: now)
         self.opener = opener
         state = .open(pad, touched: now)

@@ -262,7 +262,7 @@ private func waitStatus(_ d: DaemonProcess, _ done: (Status) -> Bool) throws -> 
         let st = try waitStatus(d) { $0.state == .unlocked }
         #expect(st.state == .unlocked && st.method == .service && st.failures == 0, "\(st); log:\n\(d.log)")
         #expect(d.log.contains("unlocked by service") && !d.log.contains(given))
-        #expect(d.log.contains("service code: accepted"))
+        #expect(d.log.contains("service code: accepted") && d.log.contains("a service code of 6 digits typed on the service pad"))
 
         // The same code, the same way, once more: refused as used, and counted.
         try lockAgain(d)
