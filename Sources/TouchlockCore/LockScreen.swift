@@ -195,8 +195,8 @@ public struct LockScreen: Sendable {
     /// The code pad on screen: the service pad while it is open, else the owner's.
     public var shownCode: CodePad? { serviceEntry?.pad ?? code }
 
-    /// The device has service codes of `digits` digits: the screen offers their hidden
-    /// entry, laid out as `layout` (a code pad of `digits` boxes and a Cancel).
+    /// The device has service codes: the screen offers their hidden entry, `entry` (nil:
+    /// none). `LockScreen.make` gives it when told the codes' digits.
     public mutating func offerServiceEntry(_ entry: ServiceEntry?) {
         serviceEntry = entry
     }
