@@ -42,7 +42,7 @@ _touchlockctl()
             _filedir desc
             return ;;
         preview:--screen)
-            _touchlockctl_words "pattern code"
+            _touchlockctl_words "pattern code service"
             return ;;
         preview:--state)
             _touchlockctl_words "idle drawing error too-short lockout unlocked enroll enroll-again enroll-mismatch digits:2 secure:2 reveal:2 pressed full incomplete blurred"

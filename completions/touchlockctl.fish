@@ -86,7 +86,7 @@ complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -l json -d 'pri
 complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -s h -l help -d 'show this help and exit'
 complete -c touchlockctl -n "__fish_seen_subcommand_from replay" -F -d 'an evemu recording'
 
-complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l screen -x -a 'pattern code' -d 'pattern (default) or code'
+complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l screen -x -a 'pattern code service' -d 'pattern (default), code or service (the service pad over the configured screen)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l state -x -a 'idle drawing error too-short lockout unlocked enroll enroll-again enroll-mismatch digits:2 secure:2 reveal:2 pressed full incomplete blurred' -d 'the state to draw (default idle)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l size -x -a '1280x800 800x1280 480x800' -d 'the screen\'s size (default 1280x800)'
 complete -c touchlockctl -n "__fish_seen_subcommand_from preview" -l out -r -F -d 'where to write the picture (required)'

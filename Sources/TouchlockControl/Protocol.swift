@@ -504,8 +504,9 @@ public struct Status: Codable, Hashable, Sendable {
     public var screen: Screen
     /// The pattern grid, when the screen has one.
     public var pattern: Pattern?
-    /// The method on screen (pattern or code).
+    /// The method on screen (pattern or code; service while the service pad is open).
     public var showing: UnlockMethod?
+    /// The code pad on screen: the service pad while it is open, else the owner's.
     public var code: CodePad?
     /// The centre [x, y] of the control that switches between pattern and code.
     public var toggle: [Double]?
@@ -612,8 +613,8 @@ public struct Status: Codable, Hashable, Sendable {
         self.init(session: lock.session, screen: screen, grid: lock.pattern?.grid, now: now, enrolled: enrolled)
         pattern?.minLength = lock.pattern?.minimumLength
         pattern?.repeats = lock.pattern?.repeats
-        showing = lock.active
-        code = lock.code.map(CodePad.init)
+        showing = lock.showing
+        code = lock.shownCode.map(CodePad.init)
         toggle = lock.toggleRect.map { [$0.centre.x, $0.centre.y] }
         enrolling = lock.enrollment?.method
     }

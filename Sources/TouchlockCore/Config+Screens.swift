@@ -68,6 +68,10 @@ public struct Messages: Hashable, Sendable {
     public var enrollCode = "Enter your new code"
     public var enrollCodeAgain = "Enter it again"
     public var enrollMismatch = "They did not match, start again"
+    /// The service pad's prompt (a long press on the prompt opens it, docs/service-codes.md).
+    public var servicePrompt = "Service code"
+    /// The service pad's control back to the owner's screen.
+    public var cancel = "Cancel"
     public init() {}
 
     /// Every text the prompt's box shows, the numbers in them at their widest (a lockout's
@@ -218,6 +222,10 @@ extension Config {
             set: { c, v throws(BadValue) in c.screens.messages.enrollCodeAgain = try text(v) }, show: { $0.screens.messages.enrollCodeAgain }),
         Key(section: "messages", name: "enroll_mismatch", flatName: "message_enroll_mismatch",
             set: { c, v throws(BadValue) in c.screens.messages.enrollMismatch = try text(v) }, show: { $0.screens.messages.enrollMismatch }),
+        Key(section: "messages", name: "service_prompt", flatName: nil,
+            set: { c, v throws(BadValue) in c.screens.messages.servicePrompt = try text(v) }, show: { $0.screens.messages.servicePrompt }),
+        Key(section: "messages", name: "cancel", flatName: nil,
+            set: { c, v throws(BadValue) in c.screens.messages.cancel = try text(v) }, show: { $0.screens.messages.cancel }),
     ]
 
     static func bool(_ v: String) throws(BadValue) -> Bool {
@@ -239,9 +247,12 @@ extension LockScreen {
     /// `shuffleSeed` (from the kernel's randomness) is used when the keypad is shuffled.
     /// `session` is a session restored from storage; by default a new one.
     /// `message`: whether a message is shown (by default, whether the config has one).
+    /// `serviceDigits`: the device has service codes of that many digits, and the screen
+    /// offers their hidden entry (nil: it has none).
     public static func make(config: Config, size: Size, density: Density, shuffleSeed: UInt64,
                             at now: Instant = Instant(microseconds: 0), session: Session? = nil,
-                            message: Bool? = nil, measure: any TextMeasure = EstimatedTextMeasure()) -> LockScreen {
+                            message: Bool? = nil, measure: any TextMeasure = EstimatedTextMeasure(),
+                            serviceDigits: Int? = nil) -> LockScreen {
         let st = config.screens
         let layout = ScreenLayout(size: size, density: density, methods: st.methods, rows: config.rows,
                                   columns: config.columns, hitFactor: config.hitFactor, codeLength: st.codeLength,
@@ -273,6 +284,20 @@ extension LockScreen {
         lock.stillContacts.jitter = StillContacts.jitterDp * density.px
         lock.idleLock = config.idleLock
         lock.blankAfter = config.blankAfter
+        if let digits = serviceDigits {
+            // The service pad's screen: its boxes, the keypad and Cancel where the switch
+            // between methods goes, the information area as on the owner's.
+            let m = st.messages
+            let service = ScreenLayout(size: size, density: density, methods: .both, rows: config.rows,
+                                       columns: config.columns, hitFactor: config.hitFactor, codeLength: digits,
+                                       theme: config.theme, toggleLabels: [m.cancel],
+                                       info: st.infoParts(message: message ?? (st.message != nil)),
+                                       direction: TextDirection(of: m.servicePrompt), measure: measure,
+                                       prompts: [m.servicePrompt, m.wrongCode, Messages.fill(m.codeIncomplete, ["n": digits]),
+                                                 m.lockout(left: .milliseconds(35_999_000)), m.unlocked])
+            lock.offerServiceEntry(ServiceEntry(digits: digits, layout: service, jitter: StillContacts.jitterDp * density.px,
+                                                secure: st.codeSecure, shuffleSeed: st.keypadShuffle ? shuffleSeed : nil))
+        }
         return lock
     }
 }

@@ -173,6 +173,9 @@ public struct LockScreen: Sendable {
     /// What the information area says now: the time and date (given by the daemon each
     /// minute), the message shown.
     public private(set) var info = InfoText()
+    /// The hidden entry of one-time service codes (a long press on the prompt or the
+    /// clock), when the device has service codes.
+    public private(set) var serviceEntry: ServiceEntry?
 
     public init(pads: Pads, session: Session, builder: SceneBuilder, toggle: PixelRect? = nil) {
         self.pads = pads
@@ -185,8 +188,18 @@ public struct LockScreen: Sendable {
     public var pattern: PatternLock? { pads.pattern }
     public var code: CodePad? { pads.code }
     public var methods: ScreenSettings.Methods { pads.methods }
-    /// The method on screen.
+    /// The method of the owner's pad on screen.
     public var active: UnlockMethod { pads.showing }
+    /// The method on screen: `service` while the service pad is open, else `active`.
+    public var showing: UnlockMethod { serviceEntry?.isOpen == true ? .service : active }
+    /// The code pad on screen: the service pad while it is open, else the owner's.
+    public var shownCode: CodePad? { serviceEntry?.pad ?? code }
+
+    /// The device has service codes: the screen offers their hidden entry, `entry` (nil:
+    /// none). `LockScreen.make` gives it when told the codes' digits.
+    public mutating func offerServiceEntry(_ entry: ServiceEntry?) {
+        serviceEntry = entry
+    }
 
     /// While unlocked and handed over, lock again after this long with no touch or key.
     public var idleLock: Interval? {
@@ -214,6 +227,7 @@ public struct LockScreen: Sendable {
     }
 
     public var scene: Scene {
+        if let e = serviceEntry, let pad = e.pad { return serviceScene(e, pad) }
         var s: Scene
         // While enrolling, the screen takes input whatever the session's state.
         let shown = enrollment == nil ? session : Session()
@@ -240,6 +254,19 @@ public struct LockScreen: Sendable {
         }
         return s
     }
+    /// The service pad in place of the owner's: its boxes and keypad, the prompt, the
+    /// information area and Cancel, in the service layout.
+    private func serviceScene(_ e: ServiceEntry, _ pad: CodePad) -> Scene {
+        var b = builder
+        b.layout = e.layout
+        var s = b.code(pad, session: session, prompt: "", at: now)
+        s.prompt = prompt
+        if let l = e.layout.info { s.info = Scene.Info(layout: l, text: info, logo: builder.logo) }
+        s.toggle = b.toggle(builder.messages.cancel, at: e.cancelRect, session: session)
+        s.toggle?.pressed = fingers.switchPressed
+        return s
+    }
+
     /// This lock screen (its session, pads and prompt) drawn in the layout of `view`, the
     /// same lock screen made for another output's size and density.
     public func scene(laidOutAs view: LockScreen) -> Scene {
@@ -256,6 +283,7 @@ public struct LockScreen: Sendable {
         var v = self
         v.builder = view.builder
         v.toggleRect = view.toggleRect
+        v.serviceEntry = serviceEntry.flatMap { e in view.serviceEntry.map { e.relaid(as: $0) } }
         switch (pads, view.pads) {
         case (.pattern(let p), .pattern(let q)):
             v.pads = .pattern(p.relaid(on: q.grid))
@@ -288,6 +316,15 @@ public struct LockScreen: Sendable {
         func inside(_ r: PixelRect) -> Bool {
             p.x >= Double(r.x) && p.y >= Double(r.y) && p.x < Double(r.x + r.width) && p.y < Double(r.y + r.height)
         }
+        if let e = serviceEntry, let f = view.serviceEntry, e.isOpen {
+            if inside(f.cancelRect) { return within(f.cancelRect, e.cancelRect) }
+            if let c = e.layout.pad, let d = f.layout.pad {
+                for (i, k) in d.keys.enumerated() where i < c.keys.count && inside(k) { return within(k, c.keys[i]) }
+                if inside(d.boxArea) { return within(d.boxArea, c.boxArea) }
+            }
+            let from = PixelRect(x: 0, y: 0, width: view.builder.size.width, height: view.builder.size.height)
+            return within(from, PixelRect(x: 0, y: 0, width: builder.size.width, height: builder.size.height))
+        }
         if let a = view.toggleRect, let b = toggleRect, inside(a) { return within(a, b) }
         switch (pads, view.pads) {
         case (.code(let c), .code(let d)), (.both(_, let c, .code), .both(_, let d, _)):
@@ -304,8 +341,9 @@ public struct LockScreen: Sendable {
 
     /// What the prompt says now.
     public var prompt: String {
-        promptText.text(Prompt.Screen(session: session, enrollment: enrollment, showing: active,
-                                      padIdle: pads.idle, now: now), builder.messages)
+        let idle = serviceEntry?.pad.map { $0.state == .entering } ?? pads.idle
+        return promptText.text(Prompt.Screen(session: session, enrollment: enrollment, showing: showing,
+                                             padIdle: idle, now: now), builder.messages)
     }
 
     /// Who has the display, as the cover's state says.
@@ -391,8 +429,15 @@ public struct LockScreen: Sendable {
         if enrollment == nil, case .storeFailed = session.state, touches.contains(where: { $0.phase == .began }) {
             out += sessionActions(session.retryStore(at: now), at: now)
         }
-        let screen = Fingers.Screen(takesInput: takesInput, toggle: toggleRect,
+        let screen: Fingers.Screen
+        if let pad = serviceEntry?.pad, let e = serviceEntry {
+            // Cancel is where the switch is.
+            screen = Fingers.Screen(takesInput: takesInput, toggle: e.cancelRect, switchable: pad.state == .entering,
+                                    driverHasDrawn: false)
+        } else {
+            screen = Fingers.Screen(takesInput: takesInput, toggle: toggleRect,
                                     switchable: enrollment == nil && pads.idle, driverHasDrawn: pads.drawn)
+        }
         return out + apply(fingers.touches(touches, on: screen, at: now), at: now)
     }
 
@@ -400,6 +445,13 @@ public struct LockScreen: Sendable {
     /// methods are offered.
     public mutating func key(_ k: CodePad.Key, at now: Instant) -> [Action] {
         self.now = max(self.now, now)
+        if serviceEntry?.isOpen == true {
+            guard takesInput, var e = serviceEntry else { return [] }
+            promptText.clear()
+            let a = e.key(k, at: now)
+            serviceEntry = e
+            return apply(a, at: now)
+        }
         guard code != nil, takesInput else { return [] }
         var out: [Action] = []
         if active == .pattern {
@@ -429,6 +481,11 @@ public struct LockScreen: Sendable {
         case .enter: return self.key(CodePad.Key.ok, at: now)
         case .escape:
             self.now = max(self.now, now)
+            if let pad = serviceEntry?.pad {
+                // Back to the owner's screen, unless a code typed there is being checked.
+                guard pad.state != .submitted else { return [] }
+                return closeServiceEntry(at: now)
+            }
             guard active == .code, takesInput else { return [] }
             return apply(pads.onCode { $0.reset(at: now) }, at: now) + [.redraw]
         }
@@ -456,8 +513,7 @@ public struct LockScreen: Sendable {
             switch a {
             case .store(let r): out.append(.store(r))
             case .unlocked(let m, let t, let duress):
-                // A service code typed on the code pad: that pad has the verdict.
-                out += verdict(m == .service && pads.submitted(.code) ? .code : m, accepted: true, at: now)
+                out += verdict(m, accepted: true, at: now)
                 if duress { out.append(.notify(.duress(method: m, at: t))) }
                 out.append(.notify(.unlocked(method: m, at: t)))
                 // The kiosk app gets the touches at once; the display once the screen
@@ -492,6 +548,13 @@ public struct LockScreen: Sendable {
     /// Tells the machine of `m` the verdict on its submitted attempt. A verdict for an
     /// attempt no longer on screen (a failure stored after a retry) changes nothing.
     private mutating func verdict(_ m: UnlockMethod, accepted: Bool, at now: Instant) -> [Action] {
+        if m == .service, var e = serviceEntry, e.submitted {
+            let a = e.verdict(accepted: accepted, at: now, errorHold: session.errorHold)
+            serviceEntry = e
+            return apply(a, at: now)
+        }
+        // A service code typed on the owner's code pad: that pad has the verdict.
+        if m == .service, pads.submitted(.code) { return verdict(.code, accepted: accepted, at: now) }
         guard pads.submitted(m) else { return [] }
         return apply(pads.verdict(m, accepted: accepted, at: now, errorHold: session.errorHold), at: now)
     }
@@ -530,7 +593,9 @@ public struct LockScreen: Sendable {
             out += redraw
             out += countdownTick()
         }
+        out += serviceTimer(at: now)
         if case .unlocked(_, let at) = session.state, now >= at + acceptHold {
+            if serviceEntry?.isOpen == true { out += closeServiceEntry(at: now) }
             if case .accepted = pattern?.state { out += apply(pads.onPattern { $0.reset() }, at: now) }
             if code?.state == .accepted {
                 // Nothing of the code stays on screen; nothing blinks, nothing is announced.
@@ -542,12 +607,17 @@ public struct LockScreen: Sendable {
             }
         }
         out += apply(blank, at: now)
+        if power.blanked, serviceEntry?.isOpen == true, serviceEntry?.submitted == false {
+            // The screen went off: it wakes on the owner's screen.
+            out += closeServiceEntry(at: now)
+        }
         out += apply(power.idleTimer(at: now, handedOver: hold == .released && isUnlocked), at: now)
         // Only the pad on screen animates, and only while it takes input and the screen is
         // on: a hidden pad, one waiting out a lockout, or a dark screen has no cursor and
         // needs no wake-ups.
-        out += apply(pads.timerFired(at: now, codeWakes: active == .code && takesInput && power.lit), at: now)
-        if wasLockout, enrollment == nil, active == .code, session.acceptsInput {
+        let serviceOpen = serviceEntry?.isOpen == true
+        out += apply(pads.timerFired(at: now, codeWakes: !serviceOpen && active == .code && takesInput && power.lit), at: now)
+        if wasLockout, enrollment == nil, !serviceOpen, active == .code, session.acceptsInput {
             // The lockout is over: the cursor blinks again from now (or from waking).
             out += apply(pads.onCode { $0.reset(at: now, wakes: power.lit) }, at: now)
         }
@@ -559,7 +629,11 @@ public struct LockScreen: Sendable {
         var out = apply(power.wake(at: now), at: now)
         out.append(.redraw)
         out += countdownTick()
-        if active == .code && takesInput { out += apply(pads.onCode { $0.timerFired(at: now) }, at: now) }
+        if serviceEntry?.isOpen == true {
+            out += serviceTimer(at: now)
+        } else if active == .code && takesInput {
+            out += apply(pads.onCode { $0.timerFired(at: now) }, at: now)
+        }
         return out
     }
 
@@ -589,6 +663,7 @@ public struct LockScreen: Sendable {
             return cancelEnrollment(reason: "cancelled by a lock request", at: now)
         }
         _ = session.lock()
+        _ = serviceEntry?.close()
         var out = cancelEnrollment(reason: "cancelled by a lock request", at: now)
         out += apply(pads.reset(at: now, codeWakes: true), at: now)
         out += [.grabInput, .redraw, .notify(.locked)]
@@ -679,24 +754,122 @@ public struct LockScreen: Sendable {
             case .redrawSwitch:
                 out.append(.redraw)
             case .switchReleased:
-                if pads.idle && takesInput { out += switchMethod(at: now) }
+                if let pad = serviceEntry?.pad {
+                    if pad.state == .entering { out += closeServiceEntry(at: now) }
+                } else if pads.idle && takesInput {
+                    out += switchMethod(at: now)
+                }
             case .gaveWay(let id, let p):
                 // Lifted where it is on the grid (it chose nothing), off the keys on the pad.
-                let at = active == .pattern ? p : Point(x: -1, y: -1)
-                out += apply(pads.handle([ScreenTouch(id: id, phase: .ended, point: at)], at: now), at: now)
+                let at = active == .pattern && serviceEntry?.isOpen != true ? p : Point(x: -1, y: -1)
+                out += pass([ScreenTouch(id: id, phase: .ended, point: at)], at: now)
             case .rested(let id):
                 // Lifted where nothing is chosen or pressed: a pattern it started is
                 // dropped, not submitted.
-                if case .drawing(let touch, _, _)? = pattern?.state, touch == id, active == .pattern {
+                if case .drawing(let touch, _, _)? = pattern?.state, touch == id, active == .pattern, serviceEntry?.isOpen != true {
                     out += apply(pads.onPattern { $0.reset() }, at: now)
                 }
-                out += apply(pads.handle([ScreenTouch(id: id, phase: .ended, point: Point(x: -1, y: -1))], at: now),
-                             at: now)
+                out += pass([ScreenTouch(id: id, phase: .ended, point: Point(x: -1, y: -1))], at: now)
             case .pass(let touches):
                 if touches.contains(where: { $0.phase == .began }), promptText.clear() { out.append(.redraw) }
-                out += apply(pads.handle(touches, at: now), at: now)
+                out += pass(touches, at: now)
             case .armTimer(let t):
                 out.append(.armTimer(t))
+            }
+        }
+        return out
+    }
+
+    /// Touches for the pad on screen: the service pad while it is open; else the owner's,
+    /// watched for the long press that opens the service pad.
+    private mutating func pass(_ touches: [ScreenTouch], at now: Instant) -> [Action] {
+        guard var e = serviceEntry else { return apply(pads.handle(touches, at: now), at: now) }
+        if e.isOpen {
+            let a = e.handle(touches, at: now)
+            serviceEntry = e
+            return apply(a, at: now)
+        }
+        // Whether a press may begin, as the screen was before these touches.
+        let eligible = serviceEntryTakes && pads.idle && (code?.entered ?? 0) == 0
+        let band = serviceBand
+        var out = apply(pads.handle(touches, at: now), at: now)
+        var watched = e.watch(touches, band: band, eligible: eligible, fingers: fingers.downCount, at: now)
+        if pads.drawn || !serviceEntryTakes {
+            e.cancelPress("the owner's pad is used")
+            watched = []
+        }
+        serviceEntry = e
+        out += apply(watched, at: now)
+        return out
+    }
+
+    /// Whether the service pad may be opened now: locked and taking input, nothing
+    /// enrolled, the screen ours and on.
+    private var serviceEntryTakes: Bool {
+        enrollment == nil && session.acceptsInput && hold == .held && power.lit
+    }
+
+    /// Where the long press that opens the service pad is taken: the prompt of the pad on
+    /// screen and the information area (the clock) above it.
+    public var serviceBand: [PixelRect] {
+        guard let l = builder.layout else { return [] }
+        var band: [PixelRect] = []
+        if let i = l.info { band.append(i.area) }
+        switch active {
+        case .pattern: band.append(l.patternPrompt)
+        case .code: if let p = l.pad { band.append(p.promptBox) }
+        case .service: break
+        }
+        return band.filter { $0.width > 0 && $0.height > 0 }
+    }
+
+    /// The service entry's timer: the press held, the pad untouched, its cursor.
+    private mutating func serviceTimer(at now: Instant) -> [Action] {
+        guard var e = serviceEntry else { return [] }
+        if case .pressing = e.state, !serviceEntryTakes || pads.drawn {
+            e.cancelPress("input not taken")
+            serviceEntry = e
+            return []
+        }
+        let a = e.timerFired(at: now, wakes: takesInput && power.lit)
+        serviceEntry = e
+        return apply(a, at: now)
+    }
+
+    /// Back to the owner's screen from the service pad.
+    private mutating func closeServiceEntry(at now: Instant) -> [Action] {
+        guard var e = serviceEntry else { return [] }
+        let a = e.close()
+        serviceEntry = e
+        return apply(a, at: now)
+    }
+
+    private mutating func apply(_ actions: [ServiceEntry.Action], at now: Instant) -> [Action] {
+        var out: [Action] = []
+        for a in actions {
+            switch a {
+            case .opened:
+                // The owner's pads start over, hidden: nothing of them blinks or is drawn.
+                promptText.clear()
+                out += apply(pads.reset(at: now, codeWakes: false), at: now)
+                out += redraw
+            case .closed:
+                promptText.clear()
+                out += apply(pads.reset(at: now, codeWakes: active == .code && takesInput && power.lit), at: now)
+                out += redraw
+            case .armTimer(let t), .pad(.armTimer(let t)):
+                out.append(.armTimer(t))
+            case .pad(.redraw):
+                out += redraw
+            case .pad(.progress(let e, let n)):
+                out.append(.notify(.progress(entered: e, total: n)))
+            case .pad(.incomplete(_, let n)):
+                promptText.show(Messages.fill(builder.messages.codeIncomplete, ["n": n]))
+                out += redraw
+            case .pad(.submit(let c)):
+                // Checked only as a service code: the owner's secret is never taken here.
+                Log.info("lock screen: a service code of \(c.digits.count) digits typed on the service pad")
+                out += submit(.service(c.digits.map { UInt8(ascii: "0") &+ $0 }), at: now)
             }
         }
         return out
@@ -810,6 +983,8 @@ public struct LockScreen: Sendable {
     }
 
     private mutating func startEnrollment(_ method: UnlockMethod, at now: Instant) -> [Action] {
+        serviceEntry?.cancelPress("an enrollment")
+        _ = serviceEntry?.close()
         enrollment = Enrollment(method: method, returnTo: active)
         promptText.clear()
         Log.info("lock screen: enrolling a \(method.rawValue)")

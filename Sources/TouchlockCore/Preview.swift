@@ -2,7 +2,7 @@
 /// the screenshots in docs/ and the golden-image tests. Every state is reached by
 /// feeding the machines the touches, keys and verdicts a user would cause.
 public enum Preview {
-    public enum Screen: String, Sendable, CaseIterable { case pattern, code }
+    public enum Screen: String, Sendable, CaseIterable { case pattern, code, service }
 
     /// The states a screen can be shown in.
     public static func states(of screen: Screen) -> [String] {
@@ -11,6 +11,7 @@ public enum Preview {
                         "enroll", "enroll-again", "enroll-mismatch"]
         case .code: ["idle", "digits:K", "secure:K", "reveal:K", "pressed", "full", "error", "incomplete", "lockout", "blurred",
                      "enroll", "enroll-again", "enroll-mismatch"]
+        case .service: ["idle", "digits:K", "error"]
         }
     }
 
@@ -30,12 +31,14 @@ public enum Preview {
         switch screen {
         case .pattern: if config.screens.methods == .code { config.screens.methods = .both }
         case .code: if config.screens.methods == .pattern { config.screens.methods = .both }
+        case .service: break  // over the owner's screen as configured
         }
         if screen == .code && (name == "secure" || name == "reveal") {
             config.screens.codeSecure = true
             if name == "reveal" && config.screens.codeReveal.microseconds == 0 { config.screens.codeReveal = .milliseconds(1300) }
         }
-        var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed, measure: measure)
+        var s = LockScreen.make(config: config, size: size, density: density, shuffleSeed: 0x5eed, measure: measure,
+                                serviceDigits: screen == .service ? config.service.digits : nil)
         if name == "lockout" {
             s = LockScreen(pads: s.pads, session: Session(errorHold: config.errorHold, schedule: LockoutSchedule(seconds: [30])),
                            builder: s.builder, toggle: s.toggleRect)
@@ -54,7 +57,31 @@ public enum Preview {
                 throw Failure(description: "state \(state): enrollment refused (\(error))")
             }
         }
+        if screen == .service {
+            // Opened as a technician does: a finger held on the prompt.
+            guard let p = s.serviceBand.last?.centre else { throw Failure(description: "the screen has no prompt to press") }
+            _ = s.touches([ScreenTouch(id: 800, phase: .began, point: p)], at: next())
+            t += ServiceEntry.hold.microseconds
+            _ = s.timer(at: next())
+            _ = s.touches([ScreenTouch(id: 800, phase: .ended, point: p)], at: next())
+            guard s.showing == .service else { throw Failure(description: "the service pad did not open") }
+        }
         switch screen {
+        case .service:
+            let length = s.serviceEntry?.digits ?? 0
+            if let k, !(0..<length).contains(k) {
+                throw Failure(description: "'\(state)': K is 0 to \(length - 1) for a service code of \(length) digits")
+            }
+            func type(_ n: Int) { for i in 0..<n { _ = s.key(CodePad.Key.digit((i * 7 + 2) % 10), at: next()) } }
+            switch name {
+            case "idle": break
+            case "digits": type(min(k ?? 2, length - 1))
+            case "error":
+                type(length)
+                _ = s.verified(false, at: next())
+            default:
+                throw Failure(description: "unknown service state '\(state)'; one of \(states(of: .service).joined(separator: ", "))")
+            }
         case .pattern:
             guard let g = s.pattern?.grid else { throw Failure(description: "the screen has no pattern grid") }
             // A Z: the top row, the diagonal, the bottom row (whatever the grid's size).

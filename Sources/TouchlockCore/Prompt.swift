@@ -59,7 +59,11 @@ public struct Prompt: Sendable {
         switch screen.session.state {
         case .locked, .verifying, .storing:
             if let notice, screen.padIdle { return notice }
-            return screen.showing == .pattern ? m.patternPrompt : m.codePrompt
+            switch screen.showing {
+            case .pattern: return m.patternPrompt
+            case .code: return m.codePrompt
+            case .service: return m.servicePrompt
+            }
         case .wrong(let method, _):
             return method == .pattern ? m.wrongPattern : m.wrongCode
         case .lockout(let until):

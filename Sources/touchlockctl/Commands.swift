@@ -121,10 +121,11 @@ enum Commands {
                             display, a touchscreen or a daemon.
                               pattern states: \(Preview.states(of: .pattern).joined(separator: ", "))
                               code states:    \(Preview.states(of: .code).joined(separator: ", ")) (K: digits entered)
+                              service states: \(Preview.states(of: .service).joined(separator: ", ")) (the service pad)
                             """,
                         options: [
                             OptionSpec("screen", value: "SCREEN", values: .choices(Preview.Screen.allCases.map(\.rawValue)),
-                                       help: "pattern (default) or code"),
+                                       help: "pattern (default), code or service (the service pad over the configured screen)"),
                             OptionSpec("state", value: "STATE", values: .choices(previewStates), help: "the state to draw (default idle)"),
                             OptionSpec("size", value: "WxH", values: .examples(["1280x800", "800x1280", "480x800"]),
                                        help: "the screen's size (default 1280x800)"),

@@ -5,7 +5,7 @@ import TouchlockCore
 import TouchlockRender
 import TouchlockSystem
 
-/// `touchlockctl preview --screen pattern|code --state STATE --size WxH --out FILE.png
+/// `touchlockctl preview --screen pattern|code|service --state STATE --size WxH --out FILE.png
 /// [-C FILE]... [--dpi N] [--rotation DEG]`: draws a lock screen in a given state with the
 /// configured theme, without a display, a touchscreen or a daemon. `--size` is the panel's;
 /// with a rotation the screen is laid out in the turned (logical) size and the picture
@@ -13,7 +13,7 @@ import TouchlockSystem
 func previewCommand(_ invocation: Invocation) throws(EarlyExit) -> Int32 {
     let p = invocation.parsed
     let screen = try invocation.value("screen") { v throws(UsageError) in
-        guard let s = Preview.Screen(rawValue: v) else { throw UsageError("expected pattern or code, found '\(v)'") }
+        guard let s = Preview.Screen(rawValue: v) else { throw UsageError("expected pattern, code or service, found '\(v)'") }
         return s
     } ?? .pattern
     let state = p.value("state") ?? "idle"

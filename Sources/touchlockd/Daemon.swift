@@ -31,6 +31,9 @@ final class Daemon {
     private let verifier: Verifier
     /// One-time service codes: the device key and the codes used.
     let service: ServiceCodes
+    /// The digits of a service code, when the device has service codes: the screen then
+    /// offers their hidden entry.
+    private var serviceDigits: Int? { service.available ? service.settings.digits : nil }
     /// The `service_unlock` request whose attempt is being counted and checked, answered
     /// with its outcome.
     private var serviceReply: ((Result<Status.State, ControlError>) -> Void)?
@@ -180,7 +183,8 @@ final class Daemon {
                                shuffleSeed: Self.randomSeed(), at: now,
                                session: Session(restoring: record, at: now, errorHold: config.errorHold,
                                                 schedule: config.lockoutSchedule),
-                               message: laidOutWithMessage, measure: DrawnTextMeasure(theme: config.theme))
+                               message: laidOutWithMessage, measure: DrawnTextMeasure(theme: config.theme),
+                               serviceDigits: service.available ? service.settings.digits : nil)
         if let cut = lock.builder.layout?.cutLabels, !cut.isEmpty {
             Log.warning("the switch's label is too long for the screen at 12 dp and is drawn cut: \(cut.map { "'\($0)'" }.joined(separator: ", "))")
         }
@@ -240,7 +244,7 @@ final class Daemon {
     func addOutput(_ display: Display) {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
-                                   message: laidOutWithMessage, measure: textMeasure)
+                                   message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || !covering.hasTerminal,
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
@@ -725,12 +729,12 @@ final class Daemon {
                 Density(screen: d.size, physicalMillimetres: d.physicalSize, override: config.screens.dpi)
             }
             let view = LockScreen.make(config: config, size: presenter.display.size, density: density(presenter.display),
-                                       shuffleSeed: 0, message: message, measure: textMeasure)
+                                       shuffleSeed: 0, message: message, measure: textMeasure, serviceDigits: serviceDigits)
             if let l = lock.relaid(as: view) { lock = l }
             for i in mirrors.indices {
                 let d = mirrors[i].presenter.display
                 mirrors[i].view = LockScreen.make(config: config, size: d.size, density: density(d), shuffleSeed: 0, message: message,
-                                                  measure: textMeasure)
+                                                  measure: textMeasure, serviceDigits: serviceDigits)
             }
             Log.info("the screens are laid out again \(message ? "with" : "without") a message")
         }

@@ -322,6 +322,8 @@ func expectGoldenImage(_ drawn: ShadowBuffer, at path: String, sourceLocation: S
         ("pattern-ar-1280x800", .pattern, "drawing", Size(width: 1280, height: 800), 160, ScreensRenderTests.arabic),
         ("code-he-800x480", .code, "digits:2", Size(width: 800, height: 480), 187, ScreensRenderTests.hebrew),
         ("code-ar-480x800", .code, "error", Size(width: 480, height: 800), 187, ScreensRenderTests.arabic),
+        // The service pad a long press on a pattern-only screen's prompt opens.
+        ("service-digits-480x800", .service, "digits:2", Size(width: 480, height: 800), 187, ""),
     ]
 
     static let arabic = """

@@ -219,9 +219,66 @@ private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
     }
 }
 
+/// Polls status until `done` holds (10 s at most); the last status.
+private func waitStatus(_ d: DaemonProcess, _ done: (Status) -> Bool) throws -> Status {
+    var st = try d.status()
+    for _ in 0..<100 where !done(st) {
+        usleep(100_000)
+        st = try d.status()
+    }
+    return st
+}
+
+@Suite(.serialized) struct ServiceEntryProcessTests {
+    /// A pattern-only screen, which has no pad a code could be typed on: a long press on
+    /// its prompt opens the service pad, the code typed there unlocks as `service`, and the
+    /// same code typed there again (after a restart) is refused and counted.
+    @Test func aServiceCodeTypedOnTheServicePadOfAPatternScreenUnlocksOnce() throws {
+        let d = try daemon()
+        let screen = Size(width: 640, height: 400)
+        // The prompt, where the daemon's screen of the same size has it.
+        let band = LockScreen.make(config: Config(), size: screen, density: Density(dpi: Density.defaultDpi), shuffleSeed: 0,
+                                   serviceDigits: 6).serviceBand
+        let press = try #require(band.last).centre
+        let hold: Int64 = 3_500_000
+
+        // Held: the service pad opens in place of the grid, and says where its keys are.
+        let pressOnly = d.dir + "/press.evemu"
+        try DurableFile.replace(pressOnly, with: Array(taps([[press.x, press.y]], on: screen, held: [hold]).utf8), mode: 0o644)
+        try d.start(replay: pressOnly)
+        let open = try waitStatus(d) { $0.showing == .service }
+        #expect(open.showing == .service && open.state == .locked && open.failures == 0, "\(open); log:\n\(d.log)")
+        let keys = try #require(open.code?.keys)
+        #expect(open.code?.length == 6 && open.code?.boxes.count == 6)
+        d.kill(SIGTERM)
+        d.waitExit()
+
+        // The press, then the code on the service pad's keys.
+        let given = code(at: now() + 6)
+        let typed = d.dir + "/service-pad.evemu"
+        let points = [[press.x, press.y]] + given.map { keys[String($0)]! }
+        try DurableFile.replace(typed, with: Array(taps(points, on: screen, held: [hold]).utf8), mode: 0o644)
+        try d.start(replay: typed)
+        let st = try waitStatus(d) { $0.state == .unlocked }
+        #expect(st.state == .unlocked && st.method == .service && st.failures == 0, "\(st); log:\n\(d.log)")
+        #expect(d.log.contains("unlocked by service") && !d.log.contains(given))
+        #expect(d.log.contains("service code: accepted") && d.log.contains("a service code of 6 digits typed on the service pad"))
+
+        // The same code, the same way, once more: refused as used, and counted.
+        try lockAgain(d)
+        d.kill(SIGTERM)
+        d.waitExit()
+        try d.start(replay: typed)
+        let again = try waitStatus(d) { $0.failures > 0 || $0.state == .unlocked }
+        #expect(again.state != .unlocked && again.failures == 1, "\(again); log:\n\(d.log)")
+        #expect(d.log.contains("a code already used") && d.log.contains("wrong service"))
+        #expect(!d.log.contains(given))
+    }
+}
+
 /// An evemu recording of one finger tapping at `points` (screen pixels) of a screen of
-/// `size`, 300 ms apart.
-private func taps(_ points: [[Double]], on size: Size) -> String {
+/// `size`, 300 ms apart; the n-th tap is held `held[n]` µs (50 ms when not given).
+private func taps(_ points: [[Double]], on size: Size, held: [Int64] = []) -> String {
     var lines = testPanelHeader
     var t: Int64 = 1_000_000
     func ev(_ type: Int, _ code: Int, _ value: Int) {
@@ -233,7 +290,7 @@ private func taps(_ points: [[Double]], on size: Size) -> String {
         let x = Int(p[0] * 32768 / Double(size.width)), y = Int(p[1] * 32768 / Double(size.height))
         ev(3, 0x2f, 0); ev(3, 0x39, k + 1); ev(1, 0x14a, 1)
         ev(3, 0x35, x); ev(3, 0x36, y); ev(3, 0, x); ev(3, 1, y); ev(0, 0, 0)
-        t += 50_000
+        t += k < held.count ? held[k] : 50_000
         ev(3, 0x39, -1); ev(1, 0x14a, 0); ev(0, 0, 0)
         t += 300_000
     }
