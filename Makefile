@@ -51,7 +51,7 @@ RUN_BUILT ?=
 # links it. By default Debian's lld where the compiler is Debian's swiftlang.
 SWIFT_REAL := $(realpath $(shell command -v $(SWIFT)))
 LLD ?= $(if $(filter /usr/libexec/swift/%,$(SWIFT_REAL)),$(wildcard /usr/bin/ld.lld))
-LLD_FLAGS = $(if $(LLD),-Xclang-linker --ld-path=$(LLD))
+LLD_FLAGS = $(if $(LLD),-Xswiftc -Xclang-linker -Xswiftc --ld-path=$(LLD))
 # Its own build directory: other flags than a plain `swift build -c release`.
 SCRATCH ?= .build/make
 # The static Swift runtime's libstdc++ from its archive too (see scripts/static-libstdc++).
