@@ -8,7 +8,7 @@ struct DrmCardSetTests {
     static let dsi = "/devices/platform/axi/1000120000.pcie/1f00000000.rp1/1f00130000.dsi"
     static let hdmi = "/devices/platform/axi/axi:gpu"
     static let bochs = "/devices/pci0000:00/0000:00:02.0"
-    static let virtio = "/devices/pci0000:00/0000:00:03.0/virtio0"
+    static let virtio = "/devices/pci0000:00/0000:00:03.0"
 
     private func datagram(_ fields: [String]) -> [UInt8] {
         fields.flatMap { Array($0.utf8) + [0] }
