@@ -19,7 +19,12 @@ device.
   (k4) unlock       the pattern drawn on the panel unlocks: DRM master is dropped on both
                     cards and status says handed_over for both; the app takes master on each
                     again (the one on the card that came back is started again: its card is a
-                    new device) and magenta is shown on both devices.
+                    new device) and magenta is shown on both devices;
+  (k5) swapped      the apps and the daemon end, both drivers let their devices go and
+                    bind again the other way round (virtio-gpu card0, bochs card1, as two
+                    drivers may bind in either order at boot): the daemon started again
+                    (unlocked before, so both cards handed over) covers both cards, and
+                    `lock` shows the lock screen on each device.
 
 Python standard library only; shares the guest and the pixel checks with run_e2e.py.
 Run by scripts/vm/e2e.sh --outputs after Tests/VM/run_outputs.py.
@@ -55,7 +60,8 @@ class Cards(Run):
     CHECKS = ["(k1) the app shows its colour on both cards",
               "(k2) touchlockd covers both cards: the lock screen on each, nothing of the app",
               "(k3) a card that goes away is dropped, and adopted again when it comes back",
-              "(k4) the pattern unlocks: both cards handed back, the app shown on both again"]
+              "(k4) the pattern unlocks: both cards handed back, the app shown on both again",
+              "(k5) a restart with the card numbers swapped covers both cards again"]
 
     def screendump(self, guest, device):
         """The picture of one QEMU display device (HMP: screendump FILE DEVICE)."""
@@ -241,14 +247,57 @@ class Cards(Run):
             guest.run("echo take >&5")
             guest.expect(r"^master taken$", 10, since, what="the app taking card0 again")
             since = guest.mark()
-            guest.run(f"drmfill /dev/dri/{late} {APP} </tmp/app1 >/dev/console 2>&1 &")
+            guest.run(f"drmfill /dev/dri/{late} {APP} </tmp/app1 >/dev/console 2>&1 & echo $! >/tmp/app1.pid")
             guest.expect(r"^shown \d+x\d+ on CRTC \d+$", 15, since, what=f"the app on {late}")
             for card, device in (("card0", devices["card0"]), (late, DEVICES["virtio-pci"])):
                 img, share = self.poll_app(guest, device)
                 save(out, f"cards-handed-back-{card}.png", img)
                 print(f"vm-cards: after the unlock, the app on {card}: {share:.1%} magenta", flush=True)
 
-        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock)):
+        def swapped():
+            needs_lock()
+            late = state.get("late", "card1")
+            # The apps and the daemon end (every file of the cards closed: a card's number is
+            # free again only then), both drivers let their devices go, and virtio_gpu binds
+            # first: it gets card0, bochs card1, as two drivers may bind in either order at boot.
+            since = guest.mark()
+            guest.run("kill $(cat /tmp/app0.pid) $(cat /tmp/app1.pid) $DPID; for p in $(cat /tmp/app0.pid)"
+                      " $(cat /tmp/app1.pid) $DPID; do while kill -0 $p 2>/dev/null; do usleep 50000; done; done")
+            pci = guest.run("basename $(readlink /sys/class/drm/card0/device)")[1][-1].strip()
+            virtio = guest.run(f"basename /sys/class/drm/{late}/device/virtio*")[1][-1].strip()
+            guest.run(f"echo {pci} > /sys/bus/pci/drivers/bochs-drm/unbind"
+                      f" && echo {virtio} > /sys/bus/virtio/drivers/virtio_gpu/unbind")
+            guest.run("i=0; while [ -e /dev/dri/card0 ] || [ -e /dev/dri/card1 ]; do usleep 50000; i=$((i+1));"
+                      " [ $i -lt 100 ] || break; done; ! [ -e /dev/dri/card0 ] && ! [ -e /dev/dri/card1 ]")
+            guest.run(f"echo {virtio} > /sys/bus/virtio/drivers/virtio_gpu/bind"
+                      " && i=0; while [ ! -e /dev/dri/card0 ] && [ $i -lt 100 ]; do usleep 50000; i=$((i+1)); done"
+                      f" && echo {pci} > /sys/bus/pci/drivers/bochs-drm/bind"
+                      " && i=0; while [ ! -e /dev/dri/card1 ] && [ $i -lt 100 ]; do usleep 50000; i=$((i+1)); done")
+            _, listed = guest.run("ls /dev/dri")
+            now = {c: self.device_of(guest, c) for c in ("card0", "card1")}
+            if now != {"card0": "gpu", "card1": "bochs"}:
+                raise CheckFailed(f"the numbers did not swap: {now}, /dev/dri: {' '.join(listed)}")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/cards.conf --display drm --input evdev </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!; echo \"wait-open $DPID\" >&3")
+            # Unlocked before the restart: it stays so (both cards handed over) until `lock`.
+            for card in ("card0", "card1"):
+                guest.expect(r"drm: covering " + card + r" \(", 40, since, what=f"the restarted daemon covering {card}")
+            guest.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}")
+            st, outs = self.outputs(guest, ["card0", "card1"])
+            states = {c: o["state"] for c, o in outs.items()}
+            if st["state"] != "unlocked" or set(states.values()) != {"handed_over"}:
+                raise CheckFailed(f"the restarted daemon: {st['state']}, outputs {states}")
+            guest.run(f"touchlockctl --socket {SOCKET} lock </dev/null", timeout=30)
+            st, outs = self.outputs(guest, ["card0", "card1"])
+            for card, o in outs.items():
+                if o["state"] != "active":
+                    raise CheckFailed(f"{card}'s output after the restart: {json.dumps(o)}")
+                img = self.poll_lock(guest, now[card], [tuple(p) for p in o["pattern"]["nodes"]])
+                save(out, f"cards-swapped-{card}.png", img)
+            print(f"vm-cards: restarted with the numbers swapped ({now}): the lock screen on both", flush=True)
+
+        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock, swapped)):
             self.record(name, fn)
 
 
