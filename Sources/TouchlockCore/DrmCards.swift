@@ -32,8 +32,9 @@ public struct DrmCardName: Hashable, Sendable, CustomStringConvertible {
 
     /// The name of this card's descriptor in systemd's store: found again by its device
     /// whatever its number is at the next start. The store's names may not hold ':' (the
-    /// separator of LISTEN_FDNAMES) and are at most 255 characters: ':' is written %3A,
-    /// '%' %25. Nil for a device path too long for that (the node's name is used then).
+    /// separator of LISTEN_FDNAMES), are printable ASCII and at most 255 characters: ':' is
+    /// written %3A, '%' %25. Nil for a device path that does not fit (the node's name is
+    /// used then).
     public var storeName: String? {
         var name = Self.storePrefix
         for c in device {
@@ -43,7 +44,8 @@ public struct DrmCardName: Hashable, Sendable, CustomStringConvertible {
             default: name.append(c)
             }
         }
-        return name.utf8.count <= 255 && device.allSatisfy({ $0.isASCII && !$0.isNewline }) ? name : nil
+        // systemd takes printable ASCII only (no control character, nothing past 126).
+        return name.utf8.count <= 255 && name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) ? name : nil
     }
 
     /// What a stored descriptor's name starts with: "drm@" and the encoded device path.

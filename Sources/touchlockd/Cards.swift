@@ -154,6 +154,8 @@ final class Cards {
             let outputs = card.outputs
             Log.info("drm: \(name) went away: \(outputs.map(\.connectorName).joined(separator: ", ")) no longer covered")
             card.onOutputsChanged = nil
+            // Nothing to put back on a device that is gone.
+            card.restoresScreenAtShutdown = false
             card.close()
             set.closed(name)
             onOutputsChanged?([], outputs)

@@ -39,6 +39,8 @@ struct DrmCardSetTests {
         #expect(b.storeName == name)
         #expect(DrmCardName(node: "card0", device: "/devices/a%3Ab").storeName == "drm@/devices/a%253Ab")
         #expect(DrmCardName(node: "card0", device: "/devices/" + String(repeating: "x", count: 300)).storeName == nil)
+        #expect(DrmCardName(node: "card0", device: "/devices/a\tb").storeName == nil)
+        #expect(DrmCardName(node: "card0", device: "/devices/é").storeName == nil)
     }
 
     @Test func everyCardPresentIsOpenedByDefault() {
