@@ -81,16 +81,18 @@ struct DrmCardSetTests {
         #expect(set.opened(bochs) == [])
         let added = try uevent("add", Self.virtio + "/drm/card1", ["DEVNAME=dri/card1", "DEVTYPE=drm_minor"])
         let late = DrmCardName(node: "card1", device: Self.virtio)
-        #expect(added.drmCard == .added(late))
-        #expect(set.handle(try #require(added.drmCard), pinned: nil) == [.open(late, inherited: nil)])
+        let addition = try #require(added.drmCard)
+        #expect(addition == .added(late))
+        #expect(set.handle(addition, pinned: nil) == [.open(late, inherited: nil)])
         #expect(set.opened(late) == [])
         #expect(set.covered == [bochs, late])
 
         let removed = try uevent("remove", Self.bochs + "/drm/card0", ["DEVNAME=dri/card0", "DEVTYPE=drm_minor"])
-        #expect(set.handle(try #require(removed.drmCard), pinned: nil) == [.close(bochs)])
+        let removal = try #require(removed.drmCard)
+        #expect(set.handle(removal, pinned: nil) == [.close(bochs)])
         #expect(set.covered == [late])
         // Told twice: nothing is closed twice.
-        #expect(set.handle(try #require(removed.drmCard), pinned: nil) == [.ignore("\(bochs) went away; it was not covered")])
+        #expect(set.handle(removal, pinned: nil) == [.ignore("\(bochs) went away; it was not covered")])
     }
 
     @Test func aHotplugProbesACoveredCardAndOpensOneWithoutAScreenUntilNow() throws {
@@ -98,7 +100,8 @@ struct DrmCardSetTests {
         let hdmi = DrmCardName(node: "card1", device: Self.hdmi)
         _ = set.opened(hdmi)
         let change = try uevent("change", Self.hdmi + "/drm/card1", ["HOTPLUG=1", "DEVNAME=dri/card1", "DEVTYPE=drm_minor"])
-        #expect(set.handle(try #require(change.drmCard), pinned: nil) == [.probe(hdmi)])
+        let hotplug = try #require(change.drmCard)
+        #expect(set.handle(hotplug, pinned: nil) == [.probe(hdmi)])
         // card2 had no connected output at the start: a screen plugged in makes it covered.
         let dsi = DrmCardName(node: "card2", device: Self.dsi)
         #expect(set.handle(.changed(dsi), pinned: nil) == [.open(dsi, inherited: nil)])
