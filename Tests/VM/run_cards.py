@@ -20,7 +20,11 @@ device.
                     cards and status says handed_over for both; the app takes master on each
                     again (the one on the card that came back is started again: its card is a
                     new device) and magenta is shown on both devices;
-  (k5) swapped      the apps and the daemon end, both drivers let their devices go and
+  (k5) late, unlocked  the app on the virtio card ends, the card is unbound and bound
+                    again while unlocked: the daemon adopts it and drops DRM master on it
+                    at once (status: handed_over), and the app started on it takes master
+                    and shows magenta;
+  (k6) swapped      the apps and the daemon end, both drivers let their devices go and
                     bind again the other way round (virtio-gpu card0, bochs card1, as two
                     drivers may bind in either order at boot): the daemon started again
                     (unlocked before, so both cards handed over) covers both cards, and
@@ -61,7 +65,8 @@ class Cards(Run):
               "(k2) touchlockd covers both cards: the lock screen on each, nothing of the app",
               "(k3) a card that goes away is dropped, and adopted again when it comes back",
               "(k4) the pattern unlocks: both cards handed back, the app shown on both again",
-              "(k5) a restart with the card numbers swapped covers both cards again"]
+              "(k5) a card that appears while unlocked is adopted handed over: the app takes it",
+              "(k6) a restart with the card numbers swapped covers both cards again"]
 
     def screendump(self, guest, device):
         """The picture of one QEMU display device (HMP: screendump FILE DEVICE)."""
@@ -254,6 +259,33 @@ class Cards(Run):
                 save(out, f"cards-handed-back-{card}.png", img)
                 print(f"vm-cards: after the unlock, the app on {card}: {share:.1%} magenta", flush=True)
 
+        def late_unlocked():
+            needs_lock()
+            late = state.get("late", "card1")
+            guest.run("kill $(cat /tmp/app1.pid); while kill -0 $(cat /tmp/app1.pid) 2>/dev/null; do usleep 50000; done")
+            virtio = guest.run(f"basename /sys/class/drm/{late}/device/virtio*")[1][-1].strip()
+            since = guest.mark()
+            guest.run(f"echo {virtio} > /sys/bus/virtio/drivers/virtio_gpu/unbind")
+            guest.expect(r"drm: " + late + r" \(.*\) went away", 15, since, what=f"the daemon dropping {late}")
+            since = guest.mark()
+            guest.run(f"echo {virtio} > /sys/bus/virtio/drivers/virtio_gpu/bind")
+            m, _, _ = guest.expect(r"drm: covering (card\d+) \(", 20, since, what="the daemon adopting the card")
+            late = m.group(1)
+            guest.expect(r"drm: /dev/dri/" + late + r": DRM master dropped", 10, since,
+                         what="DRM master dropped at once on the card adopted while unlocked")
+            st, outs = self.outputs(guest, ["card0", late])
+            states = {c: o["state"] for c, o in outs.items()}
+            if st["state"] != "unlocked" or set(states.values()) != {"handed_over"}:
+                raise CheckFailed(f"after adopting {late} while unlocked: {st['state']}, outputs {states}")
+            since = guest.mark()
+            guest.run(f"drmfill /dev/dri/{late} {APP} </tmp/app1 >/dev/console 2>&1 & echo $! >/tmp/app1.pid")
+            guest.expect(r"^shown \d+x\d+ on CRTC \d+$", 15, since, what=f"the app taking {late}")
+            img, share = self.poll_app(guest, DEVICES["virtio-pci"])
+            save(out, f"cards-adopted-unlocked-{late}.png", img)
+            state["late"] = late
+            print(f"vm-cards: {late} adopted while unlocked: handed over at once, the app took it ({share:.1%} magenta)",
+                  flush=True)
+
         def swapped():
             needs_lock()
             late = state.get("late", "card1")
@@ -297,7 +329,7 @@ class Cards(Run):
                 save(out, f"cards-swapped-{card}.png", img)
             print(f"vm-cards: restarted with the numbers swapped ({now}): the lock screen on both", flush=True)
 
-        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock, swapped)):
+        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock, late_unlocked, swapped)):
             self.record(name, fn)
 
 
