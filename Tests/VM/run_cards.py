@@ -271,17 +271,21 @@ class Cards(Run):
             guest.run(f"echo {virtio} > /sys/bus/virtio/drivers/virtio_gpu/bind")
             m, _, _ = guest.expect(r"drm: covering (card\d+) \(", 20, since, what="the daemon adopting the card")
             late = m.group(1)
-            guest.expect(r"drm: /dev/dri/" + late + r": DRM master dropped", 10, since,
+            adopted = since
+            # What the user sees first: the app starts on the new card and shows.
+            since = guest.mark()
+            guest.run(f"drmfill /dev/dri/{late} {APP} </tmp/app1 >/dev/console 2>&1 & echo $! >/tmp/app1.pid")
+            m, _, _ = guest.expect(r"^(shown \d+x\d+ on CRTC \d+|set-master failed: .*)$", 15, since, what=f"the app on {late}")
+            if m.group(1).startswith("set-master failed"):
+                raise CheckFailed(f"the app cannot take {late}, adopted while unlocked: {m.group(1)}")
+            img, share = self.poll_app(guest, DEVICES["virtio-pci"])
+            save(out, f"cards-adopted-unlocked-{late}.png", img)
+            guest.expect(r"drm: /dev/dri/" + late + r": DRM master dropped", 10, adopted,
                          what="DRM master dropped at once on the card adopted while unlocked")
             st, outs = self.outputs(guest, ["card0", late])
             states = {c: o["state"] for c, o in outs.items()}
             if st["state"] != "unlocked" or set(states.values()) != {"handed_over"}:
                 raise CheckFailed(f"after adopting {late} while unlocked: {st['state']}, outputs {states}")
-            since = guest.mark()
-            guest.run(f"drmfill /dev/dri/{late} {APP} </tmp/app1 >/dev/console 2>&1 & echo $! >/tmp/app1.pid")
-            guest.expect(r"^shown \d+x\d+ on CRTC \d+$", 15, since, what=f"the app taking {late}")
-            img, share = self.poll_app(guest, DEVICES["virtio-pci"])
-            save(out, f"cards-adopted-unlocked-{late}.png", img)
             state["late"] = late
             print(f"vm-cards: {late} adopted while unlocked: handed over at once, the app took it ({share:.1%} magenta)",
                   flush=True)
