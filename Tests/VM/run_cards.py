@@ -28,7 +28,10 @@ device.
                     bind again the other way round (virtio-gpu card0, bochs card1, as two
                     drivers may bind in either order at boot): the daemon started again
                     (unlocked before, so both cards handed over) covers both cards, and
-                    `lock` shows the lock screen on each device.
+                    `lock` shows the lock screen on each device;
+  (k7) pinned       the daemon stopped and started with `[display] device` naming bochs's
+                    card by a /dev/dri/by-path link (made by hand: no udev here): status
+                    lists that card's output alone, locked and shown, card0 is not opened.
 
 Python standard library only; shares the guest and the pixel checks with run_e2e.py.
 Run by scripts/vm/e2e.sh --outputs after Tests/VM/run_outputs.py.
@@ -66,7 +69,8 @@ class Cards(Run):
               "(k3) a card that goes away is dropped, and adopted again when it comes back",
               "(k4) the pattern unlocks: both cards handed back, the app shown on both again",
               "(k5) a card that appears while unlocked is adopted handed over: the app takes it",
-              "(k6) a restart with the card numbers swapped covers both cards again"]
+              "(k6) a restart with the card numbers swapped covers both cards again",
+              "(k7) [display] device pins one card by a stable link"]
 
     def screendump(self, guest, device):
         """The picture of one QEMU display device (HMP: screendump FILE DEVICE)."""
@@ -333,7 +337,28 @@ class Cards(Run):
                 save(out, f"cards-swapped-{card}.png", img)
             print(f"vm-cards: restarted with the numbers swapped ({now}): the lock screen on both", flush=True)
 
-        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock, late_unlocked, swapped)):
+        def pinned():
+            needs_lock()
+            # bochs is card1 now (k6); its link as udev would make it (this guest has no udev).
+            pci = guest.run("basename $(readlink /sys/class/drm/card1/device)")[1][-1].strip()
+            link = f"/dev/dri/by-path/pci-{pci}-card"
+            guest.run(f"mkdir -p /dev/dri/by-path && ln -sf ../card1 {link}")
+            guest.run(f"kill $DPID; while kill -0 $DPID 2>/dev/null; do usleep 50000; done;"
+                      f" cp /tmp/cards.conf /tmp/pinned.conf && printf '[display]\\ndevice = %s\\n' {link} >>/tmp/pinned.conf")
+            since = guest.mark()
+            guest.run("touchlockd -C /tmp/pinned.conf --display drm --input evdev </dev/null"
+                      " >/dev/console 2>&1 & DPID=$!; echo \"wait-open $DPID\" >&3")
+            guest.expect(r"drm: covering card1 \(", 40, since, what="the daemon covering the pinned card1")
+            guest.run(f"i=0; while [ ! -S {SOCKET} ] && [ $i -lt 200 ]; do usleep 50000; i=$((i+1)); done; test -S {SOCKET}")
+            st, outs = self.outputs(guest, ["card1"])
+            if outs["card1"]["state"] != "active" or st["state"] != "locked":
+                raise CheckFailed(f"the pinned card1: {st['state']}, {json.dumps(outs['card1'])}")
+            if any("drm: covering card0" in l for _, l in guest.lines[since:]):
+                raise CheckFailed("card0 was covered though [display] device names card1 only")
+            self.poll_lock(guest, "bochs", [tuple(p) for p in outs["card1"]["pattern"]["nodes"]])
+            print(f"vm-cards: [display] device = {link}: card1 (bochs) covered, card0 left alone", flush=True)
+
+        for name, fn in zip(self.CHECKS, (app, lock, gone, unlock, late_unlocked, swapped, pinned)):
             self.record(name, fn)
 
 
