@@ -545,6 +545,9 @@ public struct Status: Codable, Hashable, Sendable {
     /// last retry failed).
     public struct Output: Codable, Hashable, Sendable {
         public var name: String
+        /// The DRM card the output is on (its node's name, e.g. card1); absent under the
+        /// compositor's session lock and headless.
+        public var card: String?
         public var state: OutputState.Phase.Name
         public var reason: OutputState.Reason.Code?
         public var detail: String?
@@ -553,8 +556,9 @@ public struct Status: Codable, Hashable, Sendable {
         /// The pattern grid as laid out on this output, when it shows one.
         public var pattern: Pattern?
 
-        public init(_ o: OutputState, screen: Size, grid: PatternGrid?) {
+        public init(_ o: OutputState, screen: Size, grid: PatternGrid?, card: String? = nil) {
             name = o.name
+            self.card = card
             state = o.phase.name
             reason = o.reason?.code
             detail = o.reason.map { "\($0)" }
@@ -564,7 +568,7 @@ public struct Status: Codable, Hashable, Sendable {
         }
 
         enum CodingKeys: String, CodingKey {
-            case name, state, reason, detail, screen, pattern
+            case name, card, state, reason, detail, screen, pattern
             case retryError = "retry_error"
         }
     }

@@ -31,7 +31,7 @@ extension Status {
         if let record { lines.append(("record", record.rawValue)) }
         lines.append(("cover", coverWords))
         for output in outputs ?? [] {
-            var words = "\(output.name) \(output.state.rawValue), \(output.screen.width)x\(output.screen.height)"
+            var words = "\(output.card.map { "\($0) " } ?? "")\(output.name) \(output.state.rawValue), \(output.screen.width)x\(output.screen.height)"
             if let detail = output.detail { words += " (\(detail))" }
             if let retry = output.retryError { words += ", last retry: \(retry)" }
             lines.append(("output", words))

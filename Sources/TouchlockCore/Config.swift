@@ -55,6 +55,9 @@ public struct Config: Sendable {
     /// Only these connectors show the lock screen (`[display] connectors`; empty: every
     /// connected one).
     public var displayConnectors: [String] = []
+    /// Only these DRM cards are covered (`[display] device`: their nodes, or links to them
+    /// such as /dev/dri/by-path/…-card; empty: every card with a connected output).
+    public var displayDevices: [String] = []
     /// The backlight switched off with the screen (`[display] backlight`).
     public var backlight = BacklightChoice.auto
     /// The logind seat whose sessions' Lock locks, whose active session's idle hint
@@ -197,6 +200,14 @@ public struct Config: Sendable {
                 }
                 c.displayConnectors = names
             }, show: { $0.displayConnectors.joined(separator: ", ") }),
+        Key(section: "display", name: "device", flatName: nil,
+            set: { c, v throws(BadValue) in
+                let paths = v.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }) }.filter { !$0.isEmpty }
+                guard paths.allSatisfy({ $0.hasPrefix("/dev/") && !$0.contains("/../") && !$0.hasSuffix("/..") }) else {
+                    throw BadValue(message: "expected DRM device paths separated by commas (e.g. /dev/dri/card1 or /dev/dri/by-path/platform-gpu-card), found '\(v)'")
+                }
+                c.displayDevices = paths
+            }, show: { $0.displayDevices.joined(separator: ", ") }),
         Key(section: "display", name: "mode", flatName: nil,
             set: { c, v throws(BadValue) in
                 if v.isEmpty || v == "preferred" { c.displayMode = nil; return }

@@ -25,6 +25,8 @@ public protocol Display: AnyObject {
     var onFrameComplete: ((Instant) -> Void)? { get set }
     /// The output's name (the connector's, e.g. HDMI-A-1), for status and the log.
     var name: String { get }
+    /// The DRM card it is on (its node's name, e.g. card1), for status; nil when it has none.
+    var cardNode: String? { get }
     /// Shown, handed over, or lost and why.
     var state: OutputState { get }
     /// Called when `state` changes phase (status and metrics follow it).
@@ -72,6 +74,7 @@ public protocol Display: AnyObject {
 }
 
 extension Display {
+    public var cardNode: String? { nil }
     public var rotation: Rotation { .degrees0 }
     /// A display that does not pace its frames never holds one.
     public var isHoldingFrame: Bool { false }

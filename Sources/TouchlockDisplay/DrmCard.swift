@@ -96,6 +96,37 @@ public final class DrmCard {
         return numbers.sorted().map { "/dev/dri/card\($0)" }
     }
 
+    /// The cards present, in numeric order, each with its device's sysfs path (where
+    /// /sys/class/drm/cardN links to); a node whose link cannot be read is left out.
+    public static func present() -> [DrmCardName] {
+        cardNodes().compactMap { path in
+            let node = String(path.split(separator: "/").last ?? "")
+            guard let target = readLink("/sys/class/drm/\(node)"), let card = DrmCardName(devpath: target), card.node == node else {
+                Log.info("drm: \(path): no device in /sys/class/drm/\(node); not covered")
+                return nil
+            }
+            return card
+        }
+    }
+
+    /// The card node `path` is or links to (e.g. /dev/dri/by-path/pci-0000:00:02.0-card ->
+    /// card0), or nil when it is not one (absent, or something else).
+    public static func node(of path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        let full = String(cString: resolved)
+        guard full.hasPrefix("/dev/dri/") else { return nil }
+        let name = String(full.dropFirst("/dev/dri/".count))
+        return DrmCardName.isCardNode(name) ? name : nil
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = Glibc.readlink(path, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     convenience init(path: String, loop: EventLoop, connectors: [String], mode: DisplayMode?, rotation: Rotation?,
                      closeWhenEmpty: Bool) throws(SystemError) {
         try self.init(path: path, device: try FileDescriptor.open(path, O_RDWR), inherited: false, loop: loop,

@@ -41,6 +41,7 @@ public final class DrmDisplay: Display {
     /// The connector's name, e.g. Virtual-1 or HDMI-A-1.
     public let connectorName: String
     public var name: String { connectorName }
+    public var cardNode: String? { card.path.split(separator: "/").last.map(String.init) }
 
     private var fd: Int32 { card.fd }
     private var loop: EventLoop { card.loop }

@@ -707,8 +707,10 @@ final class Daemon {
         s.coverReason = coverInUse.reason
         s.power = presenter.blank ? .blank : .awake
         s.message = info.message
-        s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid)]
-            + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid) }
+        s.outputs = [Status.Output(presenter.display.state, screen: presenter.display.size, grid: lock.pattern?.grid,
+                                   card: presenter.display.cardNode)]
+            + mirrors.map { Status.Output($0.presenter.display.state, screen: $0.presenter.display.size, grid: $0.view.pattern?.grid,
+                                          card: $0.presenter.display.cardNode) }
         if let u = store.untrusted {
             s.record = .untrusted
             s.reason = "the state file is not trusted (\(u)): no attempt is accepted until root puts it right and restarts touchlockd"

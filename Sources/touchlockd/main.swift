@@ -13,46 +13,23 @@ func fail(_ message: String, code: Int32 = 1) -> Never {
     exit(code)
 }
 
-/// The DRM card the outputs are on, kept for the daemon's life (hotplug re-probes it).
-nonisolated(unsafe) var card: DrmCard?
+/// The DRM cards the outputs are on, kept for the daemon's life (hotplug re-probes them,
+/// a card that appears late is adopted, one that goes away dropped).
+nonisolated(unsafe) var cards: Cards?
 
-/// The outputs, the first connected first: the lock screen takes touches in its layout
-/// (a panel on another output has its touches moved there, see `Daemon.place`).
+/// The outputs of every card covered, card by card: the lock screen takes touches in the
+/// first's layout (a panel on another output has its touches moved there, see `Daemon.place`).
 func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> [Display] {
     let rotation = config.displayRotation
     func drm() throws(SystemError) -> [Display] {
-        // The card's descriptor is kept in systemd's store (FileDescriptorStoreMax=): a
+        // Each card's descriptor is kept in systemd's store (FileDescriptorStoreMax=): a
         // daemon restarted (after a crash, the watchdog's kill, a stop while locked: an
-        // upgrade, `systemctl restart`) gets it back with DRM master and the lock screen
-        // still on the screen, instead of a dark screen until its first frame. A stop
-        // while locked leaves it there (systemd >= 254 keeps the store across a restart:
-        // FileDescriptorStorePreserve=restart); one that gives the screen back takes it out.
-        var kept: (path: String, fd: Int32)?
-        for (name, fd) in ServiceNotify.takeStored() {
-            if name.hasPrefix("drm-card") && kept == nil { kept = ("/dev/dri/" + name.dropFirst(4), fd) } else {
-                Log.info("a descriptor named \(name) from systemd's store: not ours, closed")
-                _ = FileDescriptor(adopting: fd)  // closed through the seam
-            }
-        }
-        let c = try DrmCard.open(loop: loop, connectors: config.displayConnectors, mode: config.displayMode,
-                                   rotation: rotation, inherited: kept)
-        card = c
-        // One descriptor in the store, named after the card's node (drm-card0).
-        let name = "drm-" + (c.path.split(separator: "/").last.map(String.init) ?? "card")
-        func keep(_ fd: Int32?) {
-            ServiceNotify.removeStored(name: name)
-            if let fd { ServiceNotify.store(fd, name: name) }
-        }
-        keep(c.descriptor)
-        c.descriptorChanged = { fd in
-            keep(fd)
-            // The descriptor before was closed here, but DRM master goes only once systemd
-            // has closed its copy too: nothing (the VT switch back to the kiosk, whose
-            // compositor logind then makes master) goes on before it has.
-            if !ServiceNotify.barrier(timeout: .milliseconds(1000)) {
-                Log.warning("drm: systemd did not confirm within 1 s that the descriptor before was taken out of its store")
-            }
-        }
+        // upgrade, `systemctl restart`) gets them back with DRM master and the lock screen
+        // still on the screens, instead of dark screens until its first frame. A stop
+        // while locked leaves them there (systemd >= 254 keeps the store across a restart:
+        // FileDescriptorStorePreserve=restart); one that gives the screens back takes them out.
+        let c = try Cards(config: config, loop: loop)
+        cards = c
         if let name = config.touchOutput, !c.outputs.contains(where: { $0.connectorName == name }) {
             Log.warning("[input] output = \(name): no such connected output (yet); panels go by their size, else to \(c.outputs[0].connectorName)")
         }
@@ -111,32 +88,6 @@ func openHeadless(_ options: Options, _ loop: EventLoop, rotation: Rotation?) th
         return try HeadlessDisplay(size: options.headlessSize, rotation: rotation ?? .degrees0, loop: loop,
                                    outputDirectory: options.headlessOut, writePNG: { try $0.writePNG(to: $1) })
     } catch { throw StartError("\(error)") }
-}
-
-/// The kernel's uevents, while a DRM card is driven.
-nonisolated(unsafe) var hotplug: UeventSocket?
-
-/// Probes `card`'s connectors again on each DRM hotplug uevent for it (several in one
-/// loop turn make one probe): new outputs are set up, unplugged ones torn down; then
-/// `probed` (inactive outputs try again).
-func watchHotplug(_ card: DrmCard, _ loop: EventLoop, probed: @escaping () -> Void) -> UeventSocket? {
-    let name = String(card.path.split(separator: "/").last ?? "")
-    var queued = false
-    do {
-        return try UeventSocket(loop: loop) { event in
-            guard event.drmHotplugCard == name, !queued else { return }
-            queued = true
-            loop.deferred {
-                queued = false
-                Log.info("drm: hotplug on \(name): probing the connectors")
-                do { try card.probe() } catch { Log.warning("drm: hotplug on \(name): \(error)") }
-                probed()
-            }
-        }
-    } catch {
-        Log.warning("no display hotplug: \(error)")
-        return nil
-    }
 }
 
 /// Our virtual terminal for the hand-off with a kiosk, or why there is none.
@@ -377,15 +328,21 @@ func main() {
             wayland.isStarted = true
         }
         daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
-        card?.onOutputsChanged = { added, removed in daemon.outputsChanged(added: added, removed: removed) }
-        daemon.closeCard = { card?.close() }
-        daemon.keepCovered = { card?.leaveOnScreen() }
-        daemon.forgetScreen = { card?.restoresScreenAtShutdown = false }
+        cards?.onOutputsChanged = { added, removed in
+            for d in added where daemon.backlights[d.name] == nil {
+                if let b = Backlight.find(config.backlight, connector: d.name) { daemon.backlights[d.name] = b }
+            }
+            daemon.outputsChanged(added: added, removed: removed)
+        }
+        cards?.onProbed = { daemon.hotplugged() }
+        cards?.isCovering = { !daemon.presenter.isReleased }
+        daemon.closeCard = { cards?.close() }
+        daemon.keepCovered = { cards?.leaveOnScreen() }
+        daemon.forgetScreen = { cards?.forgetScreens() }
         // Only a KMS output's panel has a backlight of its own (never a headless display's).
         for d in displays where d is DrmDisplay {
             if let b = Backlight.find(config.backlight, connector: d.name) { daemon.backlights[d.name] = b }
         }
-        if let card { hotplug = watchHotplug(card, loop) { daemon.hotplugged() } }
     } catch { fail("\(error)") }
 
     // The lock screen first: the input, the control socket and the rest wait until its

@@ -64,7 +64,7 @@ import TouchlockCore
                  "pattern":\(pattern),"showing":"code",
                  "code":{"length":4,"entered":1,"keys":{"1":[1,2]},"boxes":[[1,2,3,4]]},"toggle":[5,6],
                  "enrolling":"pattern","display":"shown","display_reason":"r","lock_pending":true,"vt":7,"vt_reason":"r","cover":"vt","cover_reason":"r","power":"awake","message":"m",
-                 "outputs":[{"name":"HDMI-A-1","state":"inactive","reason":"master_lost","detail":"d","retry_error":"e",
+                 "outputs":[{"name":"HDMI-A-1","card":"card1","state":"inactive","reason":"master_lost","detail":"d","retry_error":"e",
                              "screen":{"width":1280,"height":800},"pattern":\(pattern)}]}
                 """
             return try JSONCoding.decode(Status.self, from: JSON.parse(Array(text.utf8)))

@@ -1,7 +1,7 @@
 # Sourced by scripts/vm/e2e.sh and kiosk.sh (after ROOT and CACHE are set): builds what
 # the guest runs. With BUILD_DAEMON=1 the release binaries (Swift runtime linked in
-# statically) are built and BIN names their folder; the uinput injector and drmmaster (the
-# master-loss check's other process) are always built.
+# statically) are built and BIN names their folder; the uinput injector, drmmaster (the
+# master-loss check's other process) and drmfill (the two-card check's app) are always built.
 # PROGRAMS lists the files to put in the guest image.
 PROGRAMS=""
 BIN=""
@@ -18,4 +18,6 @@ mkdir -p "$CACHE/bin"
 gcc -O2 -Wall -o "$CACHE/bin/touchinject" "$ROOT/Tests/VM/touchinject.c" $(pkg-config --cflags libevdev) \
     -Wl,-Bstatic -levdev -Wl,-Bdynamic
 gcc -O2 -Wall -o "$CACHE/bin/drmmaster" "$ROOT/Tests/VM/drmmaster.c"
-PROGRAMS="$PROGRAMS $CACHE/bin/touchinject $CACHE/bin/drmmaster"
+# drmfill: the app of the two-card check (the kernel's DRM ioctls only; libdrm's headers).
+gcc -O2 -Wall -I/usr/include/libdrm -o "$CACHE/bin/drmfill" "$ROOT/Tests/VM/drmfill.c"
+PROGRAMS="$PROGRAMS $CACHE/bin/touchinject $CACHE/bin/drmmaster $CACHE/bin/drmfill"

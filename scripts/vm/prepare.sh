@@ -26,9 +26,11 @@ busybox-static:/bin/busybox
 cpio:/usr/bin/cpio
 libevdev-dev:/usr/include/libevdev-1.0/libevdev/libevdev-uinput.h
 gcc:/usr/bin/gcc
+libdrm-dev:/usr/include/libdrm/drm_mode.h
 python3:/usr/bin/python3
 fonts-dejavu-core:/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 pkg-config:/usr/bin/pkg-config"
+# libdrm-dev: the headers of the kernel's DRM ioctls, for drmfill (the two-card check's app).
 # shellcheck disable=SC2086
 "$ROOT/scripts/install-packages" prepare $NEEDED
 
