@@ -133,11 +133,14 @@ enum GoldenImages {
     }()
 
     /// The golden image of `name` for this release: its own if its directory holds one,
-    /// else the one in Golden/.
+    /// else the one in Golden/. When the images are written anew on a release that has a
+    /// directory of its own, a new image goes there, never over Golden/'s.
     static func path(_ name: String) -> String {
         if let release {
-            let own = directory + release + "/" + name + ".png"
+            let ownDirectory = directory + release + "/"
+            let own = ownDirectory + name + ".png"
             if FileManager.default.fileExists(atPath: own) { return own }
+            if updatingGoldenImages && FileManager.default.fileExists(atPath: ownDirectory) { return own }
         }
         return directory + name + ".png"
     }
