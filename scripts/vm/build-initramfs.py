@@ -18,8 +18,16 @@ ELF with its full `ldd` closure (the plugins' too, as weston dlopens them), a st
 --tree copies a host file or directory as it is (the measurement's reference daemon takes its
 keyboard data, /usr/share/X11/xkb, that way).
 
-usage: build-initramfs.py --modules DIR --out FILE [--kiosk] [--data FILE=PATH] [--tree PATH] PROGRAM...
+--sysroot makes an image for another architecture (scripts/vm/arm64.sh): the programs' shared
+libraries and the loader are those their ELF headers name (DT_NEEDED, found in the sysroot's
+library directories as its loader finds them, readelf(1) reading the headers), the fonts are the
+sysroot's, and --busybox names that architecture's static busybox, its applets listed by running
+it under --emulator (e.g. qemu-aarch64-static).
+
+usage: build-initramfs.py --modules DIR --out FILE [--kiosk] [--data FILE=PATH] [--tree PATH]
+                          [--sysroot DIR --busybox FILE --emulator CMD] PROGRAM...
 """
+import glob
 import argparse
 import os
 import re
@@ -149,6 +157,58 @@ def shared_libraries(program):
     return libs
 
 
+def in_sysroot(sysroot, path):
+    """The file a path of the target names, inside sysroot: symbolic links followed, an
+    absolute target taken from the sysroot too (usr-merged roots link /lib to usr/lib)."""
+    parts, done, hops = [p for p in path.split("/") if p], "/", 0
+    while parts:
+        part = parts.pop(0)
+        here = os.path.join(done, part)
+        real = sysroot + here
+        if os.path.islink(real):
+            hops += 1
+            if hops > 40:
+                sys.exit(f"build-initramfs: {path}: too many links in {sysroot}")
+            target = os.readlink(real)
+            parts = [p for p in target.split("/") if p] + parts
+            done = "/" if target.startswith("/") else done
+        else:
+            done = os.path.normpath(here)
+    return sysroot + done
+
+
+def sysroot_libraries(program, sysroot):
+    """The loader and the shared libraries program needs, recursively, as target paths:
+    each DT_NEEDED looked up in the directories the sysroot's ld.so.conf names, then /lib
+    and /usr/lib (the loader's own defaults)."""
+    dirs = []
+    for conf in sorted(glob.glob(os.path.join(sysroot, "etc/ld.so.conf.d/*.conf"))):
+        dirs += [l.strip() for l in open(conf) if l.strip().startswith("/")]
+    dirs += ["/lib", "/usr/lib"]
+
+    def headers(path):
+        out = subprocess.run(["readelf", "-d", "-l", "-W", path], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"build-initramfs: readelf {path} failed: {out.stderr.strip()}")
+        return (re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out.stdout),
+                re.findall(r"program interpreter: ([^\]]+)\]", out.stdout))
+
+    libs = []
+    needed, interp = headers(program)
+    libs += interp
+    queue = list(needed)
+    while queue:
+        name = queue.pop(0)
+        where = next((os.path.join(d, name) for d in dirs if os.path.exists(in_sysroot(sysroot, os.path.join(d, name)))), None)
+        if where is None:
+            sys.exit(f"build-initramfs: {program}: {name} not found in {sysroot} ({', '.join(dirs)})")
+        if where in libs:
+            continue
+        libs.append(where)
+        queue += headers(in_sysroot(sysroot, where))[0]
+    return libs
+
+
 def add_tree(a, path):
     """Copies a file, or a directory recursively, at the same path; links stay links."""
     if os.path.islink(path):
@@ -196,6 +256,9 @@ def main():
                     help="copy the host's file or directory PATH at the same path (may be given several times)")
     ap.add_argument("--kiosk", action="store_true",
                     help="add the kiosk stacks (weston kiosk-shell, cage, seatd, udevd) from the host")
+    ap.add_argument("--sysroot", help="another architecture's root the programs' libraries and the fonts come from")
+    ap.add_argument("--busybox", default="/bin/busybox", help="a static busybox (default: the host's)")
+    ap.add_argument("--emulator", default="", help="command that runs --busybox here, to list its applets")
     ap.add_argument("programs", nargs="+")
     args = ap.parse_args()
 
@@ -206,9 +269,12 @@ def main():
     a.chardev("dev/console", 5, 1)
     a.chardev("dev/null", 1, 3, 0o666)
 
-    busybox = "/bin/busybox"
+    if args.sysroot and args.kiosk:
+        sys.exit("build-initramfs: --kiosk takes the host's programs, not a --sysroot's")
+    busybox = args.busybox
     a.file("bin/busybox", host_file(busybox), 0o755)
-    applets = subprocess.run([busybox, "--list-full"], capture_output=True, text=True, check=True).stdout
+    applets = subprocess.run(args.emulator.split() + [busybox, "--list-full"], capture_output=True, text=True,
+                             check=True).stdout
     for applet in applets.split():
         if applet != "bin/busybox":
             a.symlink(applet, "/bin/busybox")
@@ -222,14 +288,15 @@ def main():
 
     libs = []
     for prog in args.programs:
-        a.file("usr/bin/" + os.path.basename(prog), program_image(prog, not args.no_strip), 0o755)
-        for lib in shared_libraries(prog):
+        a.file("usr/bin/" + os.path.basename(prog), program_image(prog, not args.no_strip and not args.sysroot), 0o755)
+        for lib in (sysroot_libraries(prog, args.sysroot) if args.sysroot else shared_libraries(prog)):
             if lib not in libs:
                 libs.append(lib)
     if args.kiosk:
         add_kiosk(a, libs)
     for lib in libs:
-        a.file(lib, host_file(os.path.realpath(lib)), 0o755)
+        real = in_sysroot(args.sysroot, lib) if args.sysroot else os.path.realpath(lib)
+        a.file(lib, host_file(real), 0o755)
 
     for spec in args.data:
         src, dest = spec.split("=", 1)
@@ -240,10 +307,14 @@ def main():
             sys.exit(f"build-initramfs: {path} is missing")
         add_tree(a, path)
 
-    fonts = subprocess.run(["dpkg", "-L", "fonts-dejavu-core"], capture_output=True, text=True, check=True).stdout
-    for path in fonts.split():
-        if path.endswith(".ttf") and os.path.isfile(path):
-            a.file(path, host_file(path))
+    if args.sysroot:
+        for real in sorted(glob.glob(os.path.join(args.sysroot, "usr/share/fonts/truetype/dejavu/*.ttf"))):
+            a.file(os.path.relpath(real, args.sysroot), host_file(real))
+    else:
+        fonts = subprocess.run(["dpkg", "-L", "fonts-dejavu-core"], capture_output=True, text=True, check=True).stdout
+        for path in fonts.split():
+            if path.endswith(".ttf") and os.path.isfile(path):
+                a.file(path, host_file(path))
     a.file("etc/fonts/fonts.conf", FONTS_CONF)
     a.file("etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
     a.file("etc/group", b"root:x:0:\ninput:x:101:\nvideo:x:44:\n")

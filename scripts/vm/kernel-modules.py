@@ -8,7 +8,9 @@ MODDIR is the package's lib/modules/VERSION. With --layout flat, OUT gets each m
 decompressed (NAME.ko) and "order": the names, each after the modules it depends on (the
 order /init loads them in). With --layout tree, OUT is a lib/modules/VERSION of a root file
 system: the modules as Debian ships them (compressed), at their own paths, with the
-kernel's module lists, for depmod. --who names the script in messages.
+kernel's module lists, for depmod. --who names the script in messages. A module the kernel
+has built in (modules.builtin: virtio_pci in Debian's arm64 kernel) has nothing to load and
+is left out.
 """
 import argparse
 import lzma
@@ -34,10 +36,17 @@ def main():
             if m:
                 paths[m.group(1).replace("-", "_")] = os.path.join(d, f)
 
+    builtin = set()
+    if os.path.exists(os.path.join(args.moddir, "modules.builtin")):
+        with open(os.path.join(args.moddir, "modules.builtin")) as f:
+            builtin = {os.path.basename(l.strip())[:-3].replace("-", "_") for l in f if l.strip().endswith(".ko")}
     order, seen = [], set()
 
     def add(name, chain):
         if name in seen:
+            return
+        if name not in paths and name in builtin:
+            seen.add(name)
             return
         if name not in paths:
             sys.exit(f"{args.who}: module {name} not found in {args.moddir}"
