@@ -76,7 +76,9 @@ private func killedByItself(_ status: Int32?) -> Bool {
                 let logBefore = checks(in: d.log)
                 let started = (try? d.start(replay: replay, extra: ["-v"], environment: ["TOUCHLOCK_TEST_KILL_AT=\(k)"])) != nil
                 let sub = started ? subscribed(d) : nil
-                let told = events(sub, ms: 4000) {
+                // Up to 10 s: the replay, the check and the event take 1-2 s on a busy machine
+                // and more under a heavy load; a killed daemon ends the wait at once.
+                let told = events(sub, ms: 10_000) {
                     switch $0 {
                     case .failed, .unlocked, .storeFailed: true
                     default: false
