@@ -110,6 +110,9 @@ class Kiosk:
             self.start = (f"rm -f /run/greetd.run; systemctl reset-failed {self.unit};"
                           f" systemctl start --no-block {self.unit}")
 
+    def fills_screen(self, release):
+        return self.name == "cage" and release != "bookworm"
+
     def restart_check(self):
         return (f"kiosk restart: with {self.unit} stopped, touchlockd restarted while unlocked holds no DRM master;"
                 f" {self.unit} started again shows the app, which takes touches")
@@ -140,8 +143,8 @@ def lock_shown(img):
     return sum(1 for x, y in pts if near(img.pixel(x, y), BACKGROUND, 6)) >= 0.6 * len(pts)
 
 
-def classify(img):
-    if not app_shown(img, RECT):
+def classify(img, rect=RECT):
+    if not app_shown(img, rect):
         return "app"
     return "lock" if lock_shown(img) else "other"
 
@@ -297,7 +300,12 @@ class Deploy:
         self.run, self.g, self.out = run, guest, run.out
         self.k = Kiosk(kiosk)
         self.nodes = nodes
-        self.dumper = Dumper(qmp_path, workdir)
+        # Where the app is: weston-simple-touch's 600x500 buffer at the top left (cage
+        # 0.1.4, labwc with the test's window rule), or the whole screen under cage 0.2.0,
+        # which weston 14's simple-touch fills (it takes the size cage configures).
+        img = guest.screendump()
+        self.rect = (0, 0, img.width, img.height) if self.k.fills_screen(run.args.release) else RECT
+        self.dumper = Dumper(qmp_path, workdir, kind=self.classify)
         self.cells = self.make_cells()
         self.next_cell = 0
         self.table = []
@@ -307,14 +315,18 @@ class Deploy:
 
     # -- helpers
 
+    def classify(self, img):
+        return classify(img, self.rect)
+
     def make_cells(self):
         """Places for strokes on the app's surface, clear of the lock screen's nodes by
         three quarters of their spacing (so a stroke made while locked selects nothing)."""
         (ax, ay), (bx, by) = self.nodes[0], self.nodes[1]
         clear = max(90.0, 0.75 * ((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5)
         cells = []
-        for y in range(12, APP_H - 8, 13):
-            for x in range(16, APP_W - 76, 92):
+        _, _, w, h = self.rect
+        for y in range(12, h - 8, 13):
+            for x in range(16, w - 76, 92):
                 pts = [(x + d, y) for d in range(0, 61, 10)]
                 if all(((px - nx) ** 2 + (py - ny) ** 2) ** 0.5 > clear for px, py in pts for nx, ny in self.nodes):
                     cells.append((x, y, x + 60))
@@ -346,7 +358,7 @@ class Deploy:
             time.sleep(0.05)
 
     def want_app(self, img):
-        return app_shown(img, RECT)
+        return app_shown(img, self.rect)
 
     def want_lock(self, img):
         return verify(img, self.nodes, RIGHT, "idle")
@@ -397,12 +409,12 @@ class Deploy:
         app: the first is the throwaway one (wlroots loses the first touch after a VT
         switch); returns the marks, raises if none of them drew."""
         for i, cell in enumerate(cells):
-            before = marks(self.screendump(), RECT)
+            before = marks(self.screendump(), self.rect)
             inject(self.g, cell_stroke(cell), f"@@cell-{self.next_cell}-{i}")
             deadline = time.monotonic() + (1.5 if i == 0 else 3)
             while time.monotonic() < deadline:
                 img = self.screendump()
-                if not app_shown(img, RECT) and cell_hit(marks(img, RECT) - before, cell):
+                if not app_shown(img, self.rect) and cell_hit(marks(img, self.rect) - before, cell):
                     time.sleep(0.3)
                     img = self.screendump()
                     return img, i
@@ -428,12 +440,15 @@ class Deploy:
 
     def lock(self, what):
         """touchlockctl lock: the reply, the status and the screen all say locked."""
+        t = time.monotonic()
         rc, lines = self.g.run("timeout 25 touchlockctl lock </dev/null", timeout=30, check=False)
         reply = " | ".join(lines)
         if rc != 0:
             img = self.screendump()
-            raise CheckFailed(f"{what}: touchlockctl lock exited {rc}: {reply}; the screen shows {classify(img)}")
+            raise CheckFailed(f"{what}: touchlockctl lock exited {rc}: {reply}; the screen shows {self.classify(img)}")
         img = self.poll(self.want_lock, 5, f"{what}: the lock screen", name="deploy-not-locked.png")
+        # From the command sent to the first screendump of the lock screen, seen from the host.
+        self.last_lock_s = time.monotonic() - t
         st = self.status()
         if st["state"] != "locked" or st.get("display") != "shown":
             raise CheckFailed(f"{what}: status after lock: " + json.dumps(st))
@@ -493,7 +508,7 @@ class Deploy:
             print(f"vm-systemd: before {before} the kiosk had to be brought back: {'; '.join(done)}", flush=True)
         if done or self.kiosk is None:
             self.kiosk = self.kiosk_pids()
-        self.marks = marks(img, RECT)
+        self.marks = marks(img, self.rect)
         return img
 
     def diagnose(self):
@@ -558,7 +573,7 @@ class Deploy:
             raise CheckFailed(f"{self.k.compositor} or weston-simple-touch not running: {self.kiosk}")
         img, _ = self.strokes_until_marked("a touch on the app", self.take_cells(3))
         save(self.out, "deploy-kiosk-touched.png", img)
-        self.marks = marks(img, RECT)
+        self.marks = marks(img, self.rect)
 
     # -- one event
 
@@ -578,6 +593,7 @@ class Deploy:
             kiosk = dict(self.kiosk)
             if locked:
                 self.lock(f"{tag} before the event")
+                row["lock_s"] = self.last_lock_s
             old = self.main_pid()
             if not old:
                 raise CheckFailed("touchlockd is not running")
@@ -687,7 +703,7 @@ class Deploy:
         def no_touch():
             if after["img"] is None:
                 raise CheckFailed("not reached: the app did not come back: " + str(after["error"]))
-            new_marks = marks(after["img"], RECT) - before_marks
+            new_marks = marks(after["img"], self.rect) - before_marks
             touched.extend(c for c in cells if cell_hit(new_marks, c))
             if touched:
                 raise CheckFailed(f"{len(touched)} of {len(cells)} strokes made during the event reached the app")
@@ -712,7 +728,7 @@ class Deploy:
             if now != kiosk:
                 problems.append(f"PIDs before {kiosk}, after {now}")
             if after["img"] is not None:
-                lost = before_marks - marks(after["img"], RECT)
+                lost = before_marks - marks(after["img"], self.rect)
                 if lost:
                     problems.append(f"{len(lost)} of the app's {len(before_marks)} marked pixels are gone")
             else:
@@ -724,7 +740,7 @@ class Deploy:
             if after["error"]:
                 raise CheckFailed(after["error"])
             img, _ = self.strokes_until_marked(f"{tag} after the unlock", self.take_cells(3))
-            self.marks = marks(img, RECT)
+            self.marks = marks(img, self.rect)
 
         vt_after = self.active_vt()
         if keys:
@@ -806,7 +822,7 @@ class Deploy:
         save(self.out, "deploy-kiosk-restart.png", img)
         img, _ = self.strokes_until_marked("a touch on the app started again", self.take_cells(3))
         self.kiosk = self.kiosk_pids()
-        self.marks = marks(img, RECT)
+        self.marks = marks(img, self.rect)
 
     def no_card(self):
         g = self.g
@@ -835,9 +851,9 @@ class Deploy:
             st = self.status()
             img = self.screendump()
             print(f"vm-systemd: lock with systemd-logind stopped: exit {rc}: {' | '.join(lines)[-300:]};"
-                  f" status {json.dumps(st)}; the screen shows {classify(img)}", flush=True)
-            if st["state"] == "locked" and st.get("display") == "shown" and classify(img) != "lock":
-                raise CheckFailed("status says locked and shown while the screen shows " + classify(img))
+                  f" status {json.dumps(st)}; the screen shows {self.classify(img)}", flush=True)
+            if st["state"] == "locked" and st.get("display") == "shown" and self.classify(img) != "lock":
+                raise CheckFailed("status says locked and shown while the screen shows " + self.classify(img))
             t = time.monotonic()
             g.run(f"kill -CONT {logind}")
             stopped = False
@@ -880,9 +896,10 @@ class Deploy:
         print("vm-systemd: per event (screendumps through the event, their mean and longest interval; screendumps"
               " showing the app (exposure where it was locked); strokes made during it that reached the app (?: the"
               " app did not come back or was started again); the longest time the lock screen was off the screen"
-              " (where it was locked; > 3: over the 3 s target); the event's exit status; seconds to the new main PID):", flush=True)
+              " (where it was locked; > 3: over the 3 s target); the event's exit status; seconds to the new main PID; Ctrl+Alt+F1"
+              " presses; seconds from `touchlockctl lock` before the event to the lock screen seen):", flush=True)
         print(f"vm-systemd: | {'event':<22} | dumps | every ms (max) | app shown | touches reached | lock off s"
-              f" | rc | new PID after s | Ctrl+Alt+F1 |")
+              f" | rc | new PID after s | Ctrl+Alt+F1 | lock s |")
         for r in self.table:
             if "dumps" not in r:
                 print(f"vm-systemd: | {r['event']:<22} | not run |")
@@ -893,4 +910,4 @@ class Deploy:
             new = "none" if r["new_pid_s"] is None else f"{r['new_pid_s']:.1f}"
             print(f"vm-systemd: | {r['event']:<22} | {r['dumps']:5d} | {r['mean_ms']:5.0f} ({r['max_ms']:4.0f})   |"
                   f" {r['app_dumps']:9d} | {touched:>15} | {off:>10} | {r['rc']:>2} | {new:>15} |"
-                  f" {r['keys'] or '-':>11} |", flush=True)
+                  f" {r['keys'] or '-':>11} | {('%.2f' % r['lock_s']) if 'lock_s' in r else '-':>6} |", flush=True)
