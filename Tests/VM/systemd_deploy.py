@@ -34,14 +34,15 @@ Checks:
              unit's store) the lock screen never leaves the screen at all; in both: the kiosk is not stopped (same cage
              and app PIDs, its marks kept), `touchlockctl lock` covers it afterwards, and
              the right pattern gives the app back, which takes touches.
-             Through `restart` and `upgrade` while locked, Ctrl+Alt+F1 is pressed (QMP
-             send-key) every 150 ms between the screendumps: VT switching stays locked
+             Through every event while locked, Ctrl+Alt+F1 is pressed (QMP send-key)
+             every 150 ms between the screendumps: VT switching stays locked
              from the lock to its unlock, through the stop and the next daemon's start, so
              it never shows tty1 (checked: keys were sent, and touchlockd's VT is still the
              active one after the event).
   kiosk restart  the kiosk stopped (cage@tty1), touchlockd restarted while unlocked: it holds
-             no DRM master (status handed_over), so cage@tty1 started again shows the app
-             and a touch reaches it.
+             no DRM master (status handed_over, and the kernel's list of the card's clients,
+             /sys/kernel/debug/dri/0/clients, shows it without master), so cage@tty1
+             started again shows the app and a touch reaches it.
   no card    `touchlockd --display auto` with no card visible (systemd-run, PrivateDevices=)
              exits non-zero, never saying a frame was shown.
   retry      a `lock` while the VT owner (systemd-logind, which holds the kiosk's VT in
@@ -87,8 +88,9 @@ EVENT_CHECKS_LOCKED = ["no screendump shows the app", "no touch reaches the app"
 # descriptor store, so the last frame stays on the screen until the next daemon's first.
 KEPT_ON_SCREEN = ("kill -9", "kill -STOP")
 KEPT_CHECK = "the lock screen never leaves the screen (the card kept in systemd's store)"
-# Stops while locked through which Ctrl+Alt+F1 is pressed again and again: VT switching stays
-# locked from the lock to its unlock (the kernel keeps VT_LOCKSWITCH after the process).
+# The events while locked through which Ctrl+Alt+F1 is pressed again and again (all of them):
+# VT switching stays locked from the lock to its unlock (the kernel keeps VT_LOCKSWITCH
+# after the process).
 KEYS_DURING = tuple(ev for ev, _, _ in EVENTS)
 KEYS_EVERY_S = 0.15
 KEYS_CHECK = f"Ctrl+Alt+F1 every {KEYS_EVERY_S * 1000:.0f} ms through it switches nothing (touchlockd's VT still active)"
