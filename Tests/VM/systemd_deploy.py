@@ -94,6 +94,8 @@ KEPT_CHECK = "the lock screen never leaves the screen (the card kept in systemd'
 KEYS_DURING = tuple(ev for ev, _, _ in EVENTS)
 KEYS_EVERY_S = 0.15
 KEYS_CHECK = f"Ctrl+Alt+F1 every {KEYS_EVERY_S * 1000:.0f} ms through it switches nothing (touchlockd's VT still active)"
+AUTO_CHECK = ("auto: touchlockd restarted with [display] wayland_socket naming cage's socket takes the VT"
+              " hand-off (cage offers no ext-session-lock-v1), status and log say why, and still covers")
 
 
 class Kiosk:
@@ -131,6 +133,8 @@ def check_names(kiosk):
             for c in ((EVENT_CHECKS_LOCKED + ([KEPT_CHECK] if ev in KEPT_ON_SCREEN else [])
                        + ([KEYS_CHECK] if ev in KEYS_DURING else [])) if locked else []) + EVENT_CHECKS:
                 names.append(f"[{ev}, {'locked' if locked else 'unlocked'}] {c}")
+    if kiosk.name == "cage":
+        names.append(AUTO_CHECK)
     names += [kiosk.restart_check(),
               "no card: touchlockd --display auto with no card exits non-zero",
               "retry: a lock refused while the VT owner is stopped is taken once it resumes"]
@@ -826,6 +830,43 @@ class Deploy:
         self.kiosk = self.kiosk_pids()
         self.marks = marks(img, self.rect)
 
+    def auto_on_cage(self):
+        """`cover = auto` pointed at the running cage: cage has no ext-session-lock-v1, so
+        the VT hand-off, said in status and the log; a lock still covers the app."""
+        g = self.g
+        self.ensure_kiosk("cover = auto on cage")
+        _, lines = g.run("id -u kiosk")
+        uid = lines[-1].strip()
+        sock = f"/run/user/{uid}/wayland-0"
+        conf = "/etc/touchlock/touchlock.conf.d/vm-auto.conf"
+        g.run(f"test -S {sock} && printf '[display]\\ncover = auto\\nwayland_socket = {sock}\\n' >{conf}")
+        # docs/session-lock.md's drop-in, which lets the unit reach the socket.
+        dropin = "/etc/systemd/system/touchlockd.service.d/session-lock.conf"
+        text = open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                 "docs", "session-lock.md")).read()
+        m = re.search(r"```ini\n# " + re.escape(dropin) + r"\n(.*?)```", text, re.S)
+        if not m:
+            raise CheckFailed(f"docs/session-lock.md gives no {dropin}")
+        # One line for the guest's shell: printf makes the newlines.
+        body = m.group(1).replace("'", "").replace("%", "%%").replace("\n", "\\n")
+        g.run(f"mkdir -p {os.path.dirname(dropin)} && printf '{body}' >{dropin} && systemctl daemon-reload")
+        try:
+            g.run("timeout 50 systemctl restart touchlockd", timeout=60, check=False)
+            st = self.status()
+            _, log = g.run("journalctl -b -o cat --no-pager -u touchlockd | grep 'cover: ' | tail -n 1", check=False)
+            print(f"vm-systemd: cover = auto on cage: status cover {st.get('cover')!r}, {st.get('cover_reason')!r};"
+                  f" the log: {' | '.join(log)}", flush=True)
+            want = f"the compositor at {sock} does not offer ext-session-lock-v1"
+            if st.get("cover") != "vt" or want not in st.get("cover_reason", ""):
+                raise CheckFailed(f"status cover {st.get('cover')!r}, reason {st.get('cover_reason')!r}; want vt and '{want}'")
+            if not any(want in l for l in log):
+                raise CheckFailed("the log does not say why: " + " | ".join(log))
+            self.lock("cover = auto on cage")
+            self.unlock("cover = auto on cage: the app after the unlock")
+        finally:
+            g.run(f"rm -f {conf} {dropin}; systemctl daemon-reload; timeout 50 systemctl restart touchlockd",
+                  timeout=60, check=False)
+
     def no_card(self):
         g = self.g
         g.run("mkdir -p /run/touchlock-nocard && printf '[display]\\nvt = off\\n' >/run/touchlock-nocard/nocard.conf")
@@ -883,6 +924,8 @@ class Deploy:
         for locked in (True, False):
             for name, cmd, seconds in EVENTS:
                 self.event(name, cmd, seconds, locked)
+        if self.k.name == "cage":
+            self.run.record(AUTO_CHECK, self.auto_on_cage)
         self.run.record(names[-3], self.kiosk_restart)
         self.run.record(names[-2], self.no_card)
         self.run.record(names[-1], self.retry)
