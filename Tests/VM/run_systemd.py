@@ -68,6 +68,9 @@ CHECKS = ["ready: active only once the lock screen is shown",
           "lockout: failures and the lockout are kept across systemctl restart",
           "security: systemd-analyze security rates the unit as docs/integrating.md says",
           "wait-unlock: the kiosk app starts only after the unlock"]
+# The labwc boot (Debian 13): the lock screen at boot, then the first unlock, which lets the
+# kiosk start; the deployment checks follow.
+LABWC_CHECKS = [CHECKS[0], "first unlock: the right pattern unlocks and greetd starts labwc after it"]
 
 
 # ---------------------------------------------------------------------------- the image
@@ -135,6 +138,8 @@ def build_image(args):
         with open(os.path.join(r, "etc/touchlock/touchlock.conf.d/vt.conf"), "w") as f:
             f.write("[display]\nvt = 8\n")
         print("vm-systemd: README.Debian sets no [display] vt: vt = 8 written", flush=True)
+    if args.release != "bookworm":
+        labwc_kiosk(r, dropins[0])
     # plymouth's splash, for the boot that shows it (systemd_plymouth.py).
     install_theme(r)
     # A machine id: not a first boot (no systemd-firstboot, no presets applied).
@@ -165,12 +170,62 @@ def build_image(args):
     print(f"vm-systemd: image {args.initrd}: {size} MB in {time.monotonic() - t:.1f} s", flush=True)
 
 
+def labwc_kiosk(r, dropin):
+    """The second kiosk of the Debian 13 image, as Raspberry Pi OS starts labwc: greetd's
+    autologin (its initial_session runs labwc as the user kiosk, on greetd's own VT 7, as
+    Debian's package sets it), labwc's autostart starting the app, a window rule putting
+    it undecorated at the top left (weston-simple-touch keeps its 600x500 buffer; the
+    checks look for it where cage puts it), the package's drop-in on greetd.service, and
+    touchlockd in VT mode. Which kiosk a boot runs is chosen on the kernel's command line
+    (touchlock_vm_kiosk=labwc), by conditions in the test's own drop-ins."""
+    with open(os.path.join(r, "etc/greetd/config.toml"), "w") as f:
+        f.write('[terminal]\nvt = 7\n\n[default_session]\ncommand = "agreety --cmd /bin/sh"\nuser = "_greetd"\n\n'
+                '[initial_session]\ncommand = "env WLR_RENDERER=pixman labwc"\nuser = "kiosk"\n')
+    conf = os.path.join(r, "home/kiosk/.config/labwc")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "autostart"), "w") as f:
+        f.write("weston-simple-touch >/dev/null 2>&1 &\n")
+    with open(os.path.join(conf, "rc.xml"), "w") as f:
+        f.write('<?xml version="1.0"?>\n<labwc_config>\n  <windowRules>\n'
+                '    <windowRule identifier="*" serverDecoration="no">\n'
+                '      <action name="MoveTo" x="0" y="0" />\n    </windowRule>\n  </windowRules>\n</labwc_config>\n')
+    subprocess.run(["chroot", r, "chown", "-R", "kiosk:kiosk", "/home/kiosk/.config"], check=True)
+    greetd_d = os.path.join(r, "etc/systemd/system/greetd.service.d")
+    os.makedirs(greetd_d, exist_ok=True)
+    shutil.copy(dropin, os.path.join(greetd_d, os.path.basename(dropin)))
+    # The test's choice of kiosk per boot.
+    for unit, cond in (("cage@tty1.service", "!touchlock_vm_kiosk=labwc"), ("greetd.service", "touchlock_vm_kiosk=labwc")):
+        d = os.path.join(r, "etc/systemd/system", unit + ".d")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "vm-kiosk.conf"), "w") as f:
+            f.write(f"[Unit]\nConditionKernelCommandLine={cond}\n")
+    # `[display] cover = vt` on the labwc boot, copied into place before touchlockd starts.
+    share = os.path.join(r, "usr/local/share/touchlock-vm")
+    os.makedirs(share, exist_ok=True)
+    with open(os.path.join(share, "cover-vt.conf"), "w") as f:
+        f.write("[display]\ncover = vt\n")
+    with open(os.path.join(r, "etc/systemd/system/touchlock-vm-cover.service"), "w") as f:
+        f.write("[Unit]\nDescription=touchlock VM test: cover = vt on the labwc boot\nDefaultDependencies=no\n"
+                "Before=touchlockd.service\nConditionKernelCommandLine=touchlock_vm_kiosk=labwc\n\n"
+                "[Service]\nType=oneshot\nExecStart=/bin/cp /usr/local/share/touchlock-vm/cover-vt.conf"
+                " /etc/touchlock/touchlock.conf.d/vm-cover.conf\n\n[Install]\nWantedBy=touchlockd.service\n")
+    for cmd in (["systemctl", "enable", "greetd.service"], ["systemctl", "enable", "touchlock-vm-cover.service"]):
+        p = subprocess.run(["chroot", r] + cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"vm-systemd: `{' '.join(cmd)}` in the root failed: {p.stderr.strip()}")
+
+
 # ---------------------------------------------------------------------------- the guest
 
 class SystemdGuest(Guest):
-    def __init__(self, args, workdir, log, console_path, splash=False, fault=False):
+    def __init__(self, args, workdir, log, console_path, splash=False, fault=False, kiosk="cage"):
         super().__init__(args, workdir, log)
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
+        if kiosk != "cage":
+            self.append += f" touchlock_vm_kiosk={kiosk}"
+        # More of the kernel's command line, to look into a boot (e.g. systemd.show_status=1).
+        if os.environ.get("TOUCHLOCK_VM_APPEND"):
+            self.append += " " + os.environ["TOUCHLOCK_VM_APPEND"]
         # plymouth is installed: the splash's boots show it (the serial ports are the
         # test's, a kiosk has none); the others run without it.
         # plymouthd's trace goes to a file in /run, shown if a check fails (the serial
@@ -182,8 +237,9 @@ class SystemdGuest(Guest):
             self.append += " splash plymouth.ignore-serial-consoles plymouth.debug=stream:/run/plymouth-trace.log"
         else:
             self.append += " plymouth.enable=0"
-        # The root lives in RAM (about 400 MB) beside the unpacked initramfs.
-        self.memory = "1536"
+        # The root lives in RAM (about 400 MB; Debian 13's, with labwc and greetd, about
+        # 640 MB) beside the unpacked initramfs.
+        self.memory = "1536" if args.release == "bookworm" else "2560"
         # virtio-gpu: wlroots (cage) cannot use bochs. QMP for the screendump loop.
         self.display_device = "virtio-gpu-pci"
         self.qmp_path = os.path.join(workdir, "qmp.sock")
@@ -226,8 +282,10 @@ def wait_for(what, timeout, fn, interval=0.2):
 
 
 class Run:
-    def __init__(self, args, out, log, checks):
+    def __init__(self, args, out, log, checks, kiosk="cage"):
         self.args, self.out, self.log = args, out, log
+        self.kiosk = kiosk
+        self.label = "" if kiosk == "cage" else f"[{kiosk} boot] "
         self.results = {n: "not reached" for n in checks}
         self.figures = {}
 
@@ -235,10 +293,10 @@ class Run:
         try:
             fn()
             self.results[name] = None
-            print(f"vm-systemd: {name}: ok", flush=True)
+            print(f"vm-systemd: {self.label}{name}: ok", flush=True)
         except CheckFailed as e:
             self.results[name] = str(e)
-            print(f"vm-systemd: {name}: FAILED: {e}", flush=True)
+            print(f"vm-systemd: {self.label}{name}: FAILED: {e}", flush=True)
             # The unit's journal goes to the agent's log (while the guest runs: a
             # poweroff's check ends with QEMU's exit).
             if self.guest.proc.poll() is None:
@@ -430,25 +488,48 @@ class Run:
                                   f" {w / 1e6:.3f} s, kiosk-app started at {a / 1e6:.3f} s")
             self.figure("unlock stroke to kiosk-app started", f"{a / 1e6 - before:.2f} s")
 
-        for name, fn in zip(CHECKS, (ready, watchdog, lockout, security, wait_unlock)):
+        def first_unlock():
+            nodes = shared.get("nodes")
+            if not nodes:
+                raise CheckFailed("not reached: no lock screen")
+            before = g.uptime()
+            inject(g, stroke(nodes, RIGHT, lift=True), "@@right")
+            wait_for("status unlocked", 15, lambda: g.status()["state"] == "unlocked")
+            started = wait_for("greetd.service active", 30, lambda: (lambda v: int(v["ExecMainStartTimestampMonotonic"])
+                               if v["ActiveState"] == "active" else None)(g.show("greetd.service", "ActiveState",
+                                                                                 "ExecMainStartTimestampMonotonic")))
+            if started / 1e6 < before:
+                raise CheckFailed(f"greetd started at {started / 1e6:.3f} s, before the stroke at {before:.3f} s")
+            self.figure("unlock stroke to greetd.service started", f"{started / 1e6 - before:.2f} s")
+
+        if self.kiosk == "labwc":
+            steps = zip(LABWC_CHECKS, (ready, first_unlock))
+        else:
+            steps = zip(CHECKS, (ready, watchdog, lockout, security, wait_unlock))
+        for name, fn in steps:
             self.record(name, fn)
         if self.args.deploy:
             if not shared.get("nodes"):
                 raise CheckFailed("no lock screen: the deployment checks cannot run")
-            Deploy(self, g, shared["nodes"], g.qmp_path, g.workdir).run_all()
+            Deploy(self, g, shared["nodes"], g.qmp_path, g.workdir, kiosk=self.kiosk).run_all()
         self.figures["total"] = f"{time.monotonic() - t:.1f} s"
 
 
-def attempt(args, out, number, splash=False, fault=False):
+def attempt(args, out, number, splash=False, fault=False, kiosk="cage"):
     """One boot: the checks above, or (splash) the boot with plymouth's splash, or (fault)
-    the one where plymouthd fails in the middle of the hand-over."""
+    the one where plymouthd fails in the middle of the hand-over; kiosk: the kiosk the
+    boot runs (the labwc boot's screenshots go to out/labwc)."""
     workdir = tempfile.mkdtemp(prefix="touchlock-vm-systemd-")
+    if kiosk != "cage":
+        out = os.path.join(out, kiosk)
+        os.makedirs(out, exist_ok=True)
     suffix = ("-plymouth-fault" if fault else "-plymouth" if splash else "") + ("" if number == 1 else f".{number}")
     log_path = os.path.join(out, f"agent{suffix}.log")
     console = os.path.join(out, f"console{suffix}.log")
     with open(log_path, "w", buffering=1) as log:
-        run = Run(args, out, log, PLYMOUTH_FAULT_CHECKS if fault else PLYMOUTH_CHECKS if splash else CHECKS)
-        guest = SystemdGuest(args, workdir, log, console, splash=splash or fault, fault=fault)
+        run = Run(args, out, log, PLYMOUTH_FAULT_CHECKS if fault else PLYMOUTH_CHECKS if splash
+                  else LABWC_CHECKS if kiosk == "labwc" else CHECKS, kiosk=kiosk)
+        guest = SystemdGuest(args, workdir, log, console, splash=splash or fault, fault=fault, kiosk=kiosk)
         try:
             if splash or fault:
                 PlymouthBoot(run, guest, fault=fault).run_all()
@@ -462,12 +543,13 @@ def attempt(args, out, number, splash=False, fault=False):
     return run
 
 
-def boot(args, out, splash=False, fault=False):
+def boot(args, out, splash=False, fault=False, kiosk="cage"):
     """attempt(), once more if the guest hung; None if it hung twice."""
-    which = "the plymouth fault boot, " if fault else "the plymouth boot, " if splash else ""
+    which = ("the plymouth fault boot, " if fault else "the plymouth boot, " if splash
+             else "the labwc boot, " if kiosk == "labwc" else "")
     for number in (1, 2):
         try:
-            return attempt(args, out, number, splash, fault)
+            return attempt(args, out, number, splash, fault, kiosk)
         except InfraError as e:
             print(f"vm-systemd: {which}attempt {number}: {e}", flush=True)
     return None
@@ -478,6 +560,8 @@ def main():
     ap.add_argument("--vmlinux", required=True)
     ap.add_argument("--root", required=True, help="the guest's root, the package installed (systemd.sh)")
     ap.add_argument("--initrd", required=True, help="the initramfs to write from --root")
+    ap.add_argument("--release", choices=("bookworm", "trixie"), default="bookworm",
+                    help="the Debian release of --root (systemd.sh --release)")
     ap.add_argument("--out", default=os.path.join(REPO, ".vm", "out-systemd"))
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds before QEMU is killed")
@@ -493,10 +577,22 @@ def main():
     ap.add_argument("--plymouth-only", type=int, metavar="N", default=0,
                     help="only the boot with plymouth's splash, N times (each boot's logs and"
                          " screenshots in --out/N)")
-    ap.add_argument("--boot-timeout", type=float, default=120)
+    ap.add_argument("--boot-timeout", type=float, default=None,
+                    help="seconds from QEMU's start to the guest's shell (120; 300 on Debian 13, whose"
+                         " 660 MB initramfs alone takes 35-45 s to unpack under TCG)")
+    ap.add_argument("--kiosk", choices=("cage", "labwc", "both"), default=None,
+                    help="the kiosk(s) booted for the checks: cage (cage's wiki unit), labwc (greetd's autologin,"
+                         " Debian 13 only) or both (the default on Debian 13; cage on Debian 12)")
     args = ap.parse_args()
+    kiosk = args.kiosk or ("cage" if args.release == "bookworm" else "both")
+    if kiosk != "cage" and args.release == "bookworm":
+        ap.error("labwc is a Debian 13 kiosk (--release trixie)")
+    args.kiosks = ["cage", "labwc"] if kiosk == "both" else [kiosk]
+    if args.boot_timeout is None:
+        args.boot_timeout = 120 if args.release == "bookworm" else 300
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
+    t_start = time.monotonic()
     build_image(args)
 
     if args.plymouth_only:
@@ -511,7 +607,9 @@ def main():
                       f" {'FAILED: ' + '; '.join(bad) if bad else 'passed'}", flush=True)
     else:
         runs = [boot(args, out, splash=True), boot(args, out, fault=True)] if args.plymouth else []
-        runs.append(boot(args, out))
+        for kiosk in args.kiosks:
+            runs.append(boot(args, out, kiosk=kiosk))
+    t_all = time.monotonic() - t_start
     hung = runs.count(None)
     if hung and not args.plymouth_only:
         print("vm-systemd: 0 passed, 1 failed (the guest hung twice)")
@@ -522,6 +620,7 @@ def main():
     failed = len(results) - passed + hung
     print("vm-systemd: figures: " + "; ".join(f"{k} {v}" for r in runs for k, v in r.figures.items()))
     print(f"vm-systemd: screenshots, the console log and the agent's log in {out}")
+    print(f"vm-systemd: {len(runs)} boots, the image and the guests in {t_all:.0f} s")
     print(f"vm-systemd: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

@@ -20,7 +20,7 @@ import time
 
 from run_e2e import CheckFailed, inject, save
 from run_kiosk import marks
-from systemd_deploy import MONO, RECT, cell_hit, cell_stroke, classify
+from systemd_deploy import MONO, cell_hit, cell_stroke
 
 CHECKS = ["logind: loginctl lock-sessions locks the running kiosk and no touch reaches the app",
           "logind: loginctl unlock-sessions leaves it locked",
@@ -55,12 +55,12 @@ class LogindChecks:
             inject(g, cell_stroke(c), f"@@logind-cell-{i}")
         self.unlock_refused()
         img = d.unlock("the app after the pattern")
-        touched = [c for c in cells if cell_hit(marks(img, RECT) - before, c)]
+        touched = [c for c in cells if cell_hit(marks(img, d.rect) - before, c)]
         if touched:
             raise CheckFailed(f"{len(touched)} of {len(cells)} strokes made while locked reached the app")
         if d.kiosk_pids() != kiosk:
             raise CheckFailed(f"the kiosk was started again: {kiosk} -> {d.kiosk_pids()}")
-        d.marks = marks(img, RECT)
+        d.marks = marks(img, d.rect)
 
     def unlock_refused(self):
         d, g = self.d, self.g
@@ -69,8 +69,8 @@ class LogindChecks:
         st = d.status()
         img = d.screendump()
         self.unlock_result = None
-        if st["state"] != "locked" or classify(img) != "lock":
-            self.unlock_result = f"after loginctl unlock-sessions: status {st['state']}, the screen shows {classify(img)}"
+        if st["state"] != "locked" or d.classify(img) != "lock":
+            self.unlock_result = f"after loginctl unlock-sessions: status {st['state']}, the screen shows {d.classify(img)}"
             save(d.out, "logind-unlocked.png", img)
 
     def unlock(self):
@@ -101,7 +101,7 @@ class LogindChecks:
             raise CheckFailed(f"systemctl suspend exited {code}: " + " | ".join(out[-6:]))
         # Half way through the sleep (the journal tells when it began): what the screen shows.
         time.sleep(SLEEP_S / 2)
-        asleep = classify(d.screendump())
+        asleep = d.classify(d.screendump())
         save(d.out, "logind-asleep.png", d.screendump())
         time.sleep(SLEEP_S / 2)
         g.send("true")

@@ -4,7 +4,7 @@ section) out of an unpacked Debian kernel package, for the VM images.
 
 usage: kernel-modules.py --who NAME --layout flat|tree MODDIR OUT MODULE...
 
-MODDIR is the package's lib/modules/VERSION. With --layout flat, OUT gets each module
+MODDIR is the package's lib/modules/VERSION; modules modules.builtin lists are skipped. With --layout flat, OUT gets each module
 decompressed (NAME.ko) and "order": the names, each after the modules it depends on (the
 order /init loads them in). With --layout tree, OUT is a lib/modules/VERSION of a root file
 system: the modules as Debian ships them (compressed), at their own paths, with the
@@ -36,17 +36,17 @@ def main():
             if m:
                 paths[m.group(1).replace("-", "_")] = os.path.join(d, f)
 
+    # Modules built into the kernel (Debian 13's has virtio_pci built in): nothing to take.
     builtin = set()
-    if os.path.exists(os.path.join(args.moddir, "modules.builtin")):
-        with open(os.path.join(args.moddir, "modules.builtin")) as f:
-            builtin = {os.path.basename(l.strip())[:-3].replace("-", "_") for l in f if l.strip().endswith(".ko")}
+    listing = os.path.join(args.moddir, "modules.builtin")
+    if os.path.exists(listing):
+        for line in open(listing):
+            builtin.add(os.path.basename(line.strip())[:-len(".ko")].replace("-", "_"))
+
     order, seen = [], set()
 
     def add(name, chain):
-        if name in seen:
-            return
-        if name not in paths and name in builtin:
-            seen.add(name)
+        if name in seen or name in builtin:
             return
         if name not in paths:
             sys.exit(f"{args.who}: module {name} not found in {args.moddir}"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# touchlock installed from its .deb on a small Debian 12 booted with systemd as PID 1:
+# touchlock installed from its .deb on a small Debian 12 (or 13) booted with systemd as PID 1:
 # builds the package (scripts/deb) unless --deb names one, prepares the base root file
 # system (scripts/vm/prepare-systemd.sh, cached in .vm/systemd/), unpacks it, installs
 # the package there with dpkg in a chroot, then runs Tests/VM/run_systemd.py: it adds
@@ -8,8 +8,11 @@
 # initramfs, boots it under QEMU and runs the checks. Two copies of the package with
 # higher versions are put in the root for the upgrade checks. Runs as root.
 #
-#   scripts/vm/systemd.sh [--deb FILE] [run_systemd.py options, e.g. --out DIR]
+#   scripts/vm/systemd.sh [--release bookworm|trixie] [--deb FILE] [run_systemd.py options, e.g. --out DIR]
 #
+# --release trixie: the same on Debian 13, with its own kernel (6.12), systemd 257 and cage
+# 0.2.0, the package built here (on Debian 12) installed as it is; its root and kernel are
+# cached in .vm/systemd-trixie/, its outputs go to .vm/out-systemd-trixie.
 # Ends with "vm-systemd: N passed, M failed". Cache and outputs: $TOUCHLOCK_VM_CACHE
 # (default .vm/); screenshots and the console log in .vm/out-systemd unless --out.
 set -eu
@@ -18,6 +21,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${TOUCHLOCK_VM_CACHE:-$ROOT/.vm}
 export TOUCHLOCK_VM_CACHE="$CACHE"
 DEB=""
+RELEASE=bookworm
+if [ "${1:-}" = "--release" ]; then
+    RELEASE=$2
+    shift 2
+fi
 if [ "${1:-}" = "--deb" ]; then
     DEB=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
     shift 2
@@ -31,13 +39,21 @@ if [ -z "$DEB" ]; then
     "$ROOT/scripts/deb" > "$CACHE/deb.log" 2>&1 || { tail -n 30 "$CACHE/deb.log"; echo "vm-systemd: the package did not build"; exit 1; }
     DEB=$(ls "$ROOT"/out/deb/touchlock_*_*.deb)
 fi
-"$ROOT/scripts/vm/prepare-systemd.sh" "$DEB"
+"$ROOT/scripts/vm/prepare-systemd.sh" --release "$RELEASE" "$DEB"
 BUILD_DAEMON=0
 . "$ROOT/scripts/vm/guest-programs.sh"
 t1=$(date +%s)
 
 # The guest's root: the base, and the package installed as on any Debian system.
-DIR="$CACHE/systemd"
+if [ "$RELEASE" = bookworm ]; then
+    DIR="$CACHE/systemd"
+    KERNEL="$CACHE/vmlinux"
+    OUT="$CACHE/out-systemd"
+else
+    DIR="$CACHE/systemd-$RELEASE"
+    KERNEL="$DIR/vmlinuz"
+    OUT="$CACHE/out-systemd-$RELEASE"
+fi
 R="$DIR/root"
 rm -rf "$R"
 mkdir -p "$R"
@@ -65,5 +81,5 @@ rm -rf "$DIR/upgrade"
 t2=$(date +%s)
 echo "vm-systemd: prepared in $((t1 - t0)) s, root with the package in $((t2 - t1)) s"
 
-exec python3 "$ROOT/Tests/VM/run_systemd.py" --vmlinux "$CACHE/vmlinux" --root "$R" \
-    --initrd "$DIR/initrd.cpio" --out "$CACHE/out-systemd" "$@"
+exec python3 "$ROOT/Tests/VM/run_systemd.py" --release "$RELEASE" --vmlinux "$KERNEL" --root "$R" \
+    --initrd "$DIR/initrd.cpio" --out "$OUT" "$@"
