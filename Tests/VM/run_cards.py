@@ -40,13 +40,11 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (RIGHT, CheckFailed, Guest, Image, InfraError, Run, hash_pattern, inject,  # noqa: E402
+from run_e2e import (RIGHT, run_in_guest, CheckFailed, Image, InfraError, Run, hash_pattern, inject,  # noqa: E402
                      save, stroke, verify)
 
 SOCKET = "/run/touchlock/cards.sock"
@@ -376,34 +374,16 @@ def main():
     os.makedirs(out, exist_ok=True)
     pattern_hash = hash_pattern(args.ctl, RIGHT)
     started = time.monotonic()
-    for number in (1, 2):
-        workdir = tempfile.mkdtemp(prefix="touchlock-vm-cards-")
-        with open(os.path.join(out, "console-cards.log" if number == 1 else "console-cards.2.log"), "w", buffering=1) as log:
-            run = Cards(args, log)
-            guest = Guest(args, workdir, log)
-            guest.display_device = "bochs-display,id=bochs"
-            guest.extra_args = ["-device", "virtio-gpu-pci,id=gpu"]
-            guest.memory = "1024"
-            guest.append += " GUEST_TIMEOUT=360"
-            try:
-                run.run_checks(guest, out, pattern_hash)
-                break
-            except CheckFailed as e:
-                print(f"vm-cards: set-up FAILED: {e}", flush=True)
-                for name, problem in run.results.items():
-                    if problem == "not reached":
-                        run.results[name] = f"not reached: {e}"
-                break
-            except InfraError as e:
-                print(f"vm-cards: attempt {number}: {e}", flush=True)
-                if number == 2:
-                    print("vm-cards: 0 passed, 1 failed (the guest hung twice)")
-                    return 1
-            finally:
-                guest.quit()
-                shutil.rmtree(workdir, ignore_errors=True)
-    passed = sum(1 for p in run.results.values() if p is None)
-    failed = len(run.results) - passed
+    def configure(guest):
+        guest.display_device = "bochs-display,id=bochs"
+        guest.extra_args = ["-device", "virtio-gpu-pci,id=gpu"]
+        guest.memory = "1024"
+        guest.append += " GUEST_TIMEOUT=360"
+    results = run_in_guest("cards", args, out, pattern_hash, Cards, configure)
+    if results is None:
+        return 1
+    passed = sum(1 for p in results.values() if p is None)
+    failed = len(results) - passed
     print(f"vm-cards: screenshots and console log in {out}")
     print(f"vm-cards: {passed} passed, {failed} failed, guest run {time.monotonic() - started:.0f} s")
     return 0 if failed == 0 and passed > 0 else 1

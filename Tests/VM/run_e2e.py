@@ -1203,6 +1203,38 @@ def clock_attempt(args, out, number):
     return run
 
 
+def run_in_guest(tag, args, out, pattern_hash, make_run, configure):
+    """Runs a second-guest test's checks (run_outputs.py, run_cards.py): `make_run(args,
+    log)` makes the Run, `configure(guest)` sets the guest's devices; a hung guest is
+    tried once more. Returns the Run's results, or None when the guest hung twice (said
+    in a "vm-TAG: 0 passed, 1 failed" line)."""
+    for number in (1, 2):
+        workdir = tempfile.mkdtemp(prefix=f"touchlock-vm-{tag}-")
+        name = f"console-{tag}.log" if number == 1 else f"console-{tag}.2.log"
+        with open(os.path.join(out, name), "w", buffering=1) as log:
+            run = make_run(args, log)
+            guest = Guest(args, workdir, log)
+            configure(guest)
+            try:
+                run.run_checks(guest, out, pattern_hash)
+                break
+            except CheckFailed as e:
+                print(f"vm-{tag}: set-up FAILED: {e}", flush=True)
+                for check, problem in run.results.items():
+                    if problem == "not reached":
+                        run.results[check] = f"not reached: {e}"
+                break
+            except InfraError as e:
+                print(f"vm-{tag}: attempt {number}: {e}", flush=True)
+                if number == 2:
+                    print(f"vm-{tag}: 0 passed, 1 failed (the guest hung twice)")
+                    return None
+            finally:
+                guest.quit()
+                shutil.rmtree(workdir, ignore_errors=True)
+    return run.results
+
+
 def save(out, name, img):
     with open(os.path.join(out, name), "wb") as f:
         f.write(img.png())

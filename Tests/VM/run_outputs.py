@@ -35,13 +35,11 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, Run, hash_pattern, inject,  # noqa: E402
+from run_e2e import (RIGHT, run_in_guest, CheckFailed, Run, hash_pattern, inject,  # noqa: E402
                      poll_screen, sample_points, save, stroke)
 
 SOCKET = "/run/touchlock/outputs.sock"
@@ -223,33 +221,15 @@ def main():
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     pattern_hash = hash_pattern(args.ctl, RIGHT)
-    for number in (1, 2):
-        workdir = tempfile.mkdtemp(prefix="touchlock-vm-outputs-")
-        with open(os.path.join(out, "console-outputs.log" if number == 1 else "console-outputs.2.log"), "w", buffering=1) as log:
-            run = Outputs(args, log)
-            guest = Guest(args, workdir, log)
-            guest.display_device = "virtio-gpu-pci,max_outputs=2,id=gpu"
-            guest.memory = "1024"
-            guest.append += " GUEST_TIMEOUT=300"
-            try:
-                run.run_checks(guest, out, pattern_hash)
-                break
-            except CheckFailed as e:
-                print(f"vm-outputs: set-up FAILED: {e}", flush=True)
-                for name, problem in run.results.items():
-                    if problem == "not reached":
-                        run.results[name] = f"not reached: {e}"
-                break
-            except InfraError as e:
-                print(f"vm-outputs: attempt {number}: {e}", flush=True)
-                if number == 2:
-                    print("vm-outputs: 0 passed, 1 failed (the guest hung twice)")
-                    return 1
-            finally:
-                guest.quit()
-                shutil.rmtree(workdir, ignore_errors=True)
-    passed = sum(1 for p in run.results.values() if p is None)
-    failed = len(run.results) - passed
+    def configure(guest):
+        guest.display_device = "virtio-gpu-pci,max_outputs=2,id=gpu"
+        guest.memory = "1024"
+        guest.append += " GUEST_TIMEOUT=300"
+    results = run_in_guest("outputs", args, out, pattern_hash, Outputs, configure)
+    if results is None:
+        return 1
+    passed = sum(1 for p in results.values() if p is None)
+    failed = len(results) - passed
     print(f"vm-outputs: screenshots and console log in {out}")
     print(f"vm-outputs: {passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
