@@ -49,7 +49,6 @@ public final class WaylandConnection {
     /// The outputs the compositor announced, in its order.
     public private(set) var outputs: [WaylandOutput] = []
     private var session: OpaquePointer?
-    private var sessionLocked = false
     private var unlockCallback: OpaquePointer?
     private var flushQueued = false
     private var waitingWritable = false
@@ -69,12 +68,12 @@ public final class WaylandConnection {
     /// Whether the compositor offers ext_session_lock_manager_v1.
     public var offersSessionLock: Bool { lockManager != nil }
     /// Whether the session is locked by us now (`locked` received, no unlock since).
-    public var isLocked: Bool { sessionLocked }
+    public var isLocked: Bool { lockedAt != nil }
     /// When the compositor granted the lock held now (its `locked` received), on the
     /// loop's clock; nil while none is held.
     public private(set) var lockedAt: Instant?
     /// Whether a lock was asked for and the compositor has not answered yet.
-    public var isAskingForLock: Bool { session != nil && !sessionLocked && failure == nil }
+    public var isAskingForLock: Bool { session != nil && !isLocked && failure == nil }
 
     /// Connects to `socket` (a name in XDG_RUNTIME_DIR or an absolute path; nil:
     /// WAYLAND_DISPLAY) and learns the globals and the outputs (two roundtrips).
@@ -139,7 +138,7 @@ public final class WaylandConnection {
     public func lock() {
         guard failure == nil, let lockManager, session == nil else { return }
         session = ext_session_lock_manager_v1_lock(lockManager)
-        sessionLocked = false
+        lockedAt = nil
         ext_session_lock_v1_add_listener(session, &sessionLockListener, Unmanaged.passUnretained(self).toOpaque())
         for o in outputs { o.makeLockSurface(session!) }
         requestsMade()
@@ -153,12 +152,11 @@ public final class WaylandConnection {
             return
         }
         session = nil
-        if sessionLocked {
+        if isLocked {
             ext_session_lock_v1_unlock_and_destroy(s)
         } else {
             ext_session_lock_v1_destroy(s)
         }
-        sessionLocked = false
         lockedAt = nil
         for o in outputs { o.destroyLockSurface() }
         unlockCallback = wl_display_sync(display)
@@ -169,9 +167,8 @@ public final class WaylandConnection {
     /// At a stop that gives the screen back: unlocks and waits for the compositor to have
     /// it (a roundtrip), on the spot.
     public func unlockNow() {
-        guard failure == nil, let s = session, sessionLocked else { return }
+        guard failure == nil, let s = session, isLocked else { return }
         session = nil
-        sessionLocked = false
         lockedAt = nil
         ext_session_lock_v1_unlock_and_destroy(s)
         for o in outputs { o.destroyLockSurface() }
@@ -180,20 +177,18 @@ public final class WaylandConnection {
 
     fileprivate func sessionEvent(locked: Bool) {
         if locked {
-            sessionLocked = true
             lockedAt = EventLoop.now()
             Log.info("wayland: the compositor locked the session")
             onLockEvent?(.locked)
             return
         }
-        let was = sessionLocked
+        let was = isLocked
         Log.warning("wayland: the compositor ended our session lock (finished\(was ? ", after it was locked" : ": refused"))")
         if let s = session {
             // The lock object goes the way the protocol asks for its state.
             if was { ext_session_lock_v1_unlock_and_destroy(s) } else { ext_session_lock_v1_destroy(s) }
             session = nil
         }
-        sessionLocked = false
         lockedAt = nil
         for o in outputs { o.destroyLockSurface() }
         requestsMade()
@@ -261,7 +256,6 @@ public final class WaylandConnection {
         Log.error("wayland: \(f)")
         loop.unregister(fd)
         session = nil
-        sessionLocked = false
         lockedAt = nil
         onLockEvent?(.failed(f))
     }
