@@ -224,12 +224,12 @@ class Daemon:
         self.process.wait(10)
 
 
-def write_config(work, socket):
+def write_config(work, socket, cover="auto"):
     code_hash = subprocess.run([os.path.join(BUILD, "touchlockctl"), "hash-code"], input=CODE + "\n",
                                capture_output=True, text=True).stdout.strip()
     with open(os.path.join(work, "touchlock.conf"), "w") as f:
         f.write(f"""[display]
-cover = auto
+cover = {cover}
 wayland_socket = {socket}
 [screen]
 unlock_method = code
@@ -369,6 +369,40 @@ def run_compositor(root, name):
         check(f"{name}: started unlocked, touchlockd takes no lock",
               s is not None and s.get("display") == "handed_over" and share > 0.97,
               f"status {s}, app share {share:.3f}")
+
+        # The compositor gone while locked (stopped, crashed, restarted): its session and
+        # the connection with it. touchlockd ends, status 1, to be started again (systemd's
+        # Restart=); started again before the compositor is back, it waits for its socket
+        # and, its record saying locked, takes the lock as soon as it is up.
+        rc, _ = d.ctl("lock")
+        d.wait_status(lambda s: s.get("display") == "shown")
+        compositor.stop()
+        try:
+            code = d.process.wait(10)
+        except subprocess.TimeoutExpired:
+            code = None
+        with open(os.path.join(work, "touchlockd.log")) as f:
+            said = "to be started again for the next compositor" in f.read()
+        check(f"{name}: the compositor gone while locked, touchlockd ends with status 1 and says why",
+              rc == 0 and code == 1 and said, f"lock rc {rc}, exit status {code}, said {said}")
+        write_config(work, compositor.socket, cover="session-lock")
+        d = Daemon(work)
+        daemons.append(d)
+        time.sleep(1.0)
+        waiting = d.process.poll() is None
+        t_up = time.monotonic()
+        compositor = Compositor(root, name)
+        s = d.wait_status(lambda s: s.get("display") == "shown", timeout=15)
+        taken = s is not None and wait_for(lambda: compositor.dominant() == ours)
+        print(f"session-lock: {name}: a touchlockd started 1 s before the compositor: its lock screen"
+              f" {time.monotonic() - t_up:.2f} s after the compositor's start", flush=True)
+        check(f"{name}: started before the compositor, touchlockd waits for it and locks it once it is up",
+              waiting and bool(taken), f"still running after 1 s: {waiting}; status {d.status()}")
+        compositor.type_key("Shift_L")
+        compositor.type(CODE)
+        s = d.wait_status(lambda s: s.get("display") == "handed_over")
+        ok = s is not None and wait_for(lambda: compositor.app_share() > 0.97)
+        check(f"{name}: that touchlockd unlocks with the code", bool(ok), f"status {d.status()}")
     except Exception as e:  # a check that could not run is a failure, said
         check(f"{name}: the run", False, repr(e))
     finally:

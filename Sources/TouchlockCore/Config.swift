@@ -44,6 +44,10 @@ public struct Config: Sendable {
     /// The Wayland compositor's socket for the session lock (`[display] wayland_socket`):
     /// a name in XDG_RUNTIME_DIR or an absolute path; nil: WAYLAND_DISPLAY.
     public var waylandSocket: String?
+    /// Under `cover = session-lock`, how long a start waits for a compositor that is not up
+    /// yet (its socket absent, or nobody listening on it) before it fails (`[display]
+    /// wayland_wait_s`; zero: not at all).
+    public var waylandWait: Interval = .milliseconds(60_000)
     /// While unlocked, lock again after this long with no touch or key (`[lock] idle_s`;
     /// nil: never).
     public var idleLock: Interval?
@@ -259,6 +263,9 @@ public struct Config: Sendable {
                 }
                 c.waylandSocket = v.hasPrefix("/") ? try path(v) : v
             }, show: { $0.waylandSocket ?? "" }),
+        Key(section: "display", name: "wayland_wait_s", flatName: nil,
+            set: { c, v throws(BadValue) in c.waylandWait = .milliseconds(Int64(try int(v, 0...600)) * 1000) },
+            show: { "\($0.waylandWait.milliseconds / 1000)" }),
         Key(section: "socket", name: "path", flatName: "socket",
             set: { c, v throws(BadValue) in c.socketPath = try path(v) }, show: { $0.socketPath }),
         Key(section: "socket", name: "group", flatName: "socket_group",

@@ -9,11 +9,15 @@ public enum WaylandFailure: Error, Hashable, Sendable, CustomStringConvertible {
     case protocolError(interface: String, code: UInt32, object: UInt32)
     /// The socket failed or the compositor went away (EPIPE, ECONNRESET).
     case connectionLost(String)
+    /// No compositor at the socket yet: it does not exist, or nobody listens on it
+    /// (ENOENT, ECONNREFUSED), as before the compositor has started.
+    case noCompositor(socket: String, Errno)
 
     public var description: String {
         switch self {
         case .protocolError(let i, let code, let object): "protocol error \(code) on \(i)@\(object)"
         case .connectionLost(let why): "the compositor's connection was lost: \(why)"
+        case .noCompositor(let socket, let e): "no compositor at \(socket) (\(e))"
         }
     }
 }
@@ -79,7 +83,10 @@ public final class WaylandConnection {
     /// WAYLAND_DISPLAY) and learns the globals and the outputs (two roundtrips).
     public init(socket: String?, loop: EventLoop) throws(WaylandFailure) {
         guard let d = wl_display_connect(socket) else {
-            throw .connectionLost("cannot connect to \(socket ?? Self.defaultSocketName): \(Errno.current)")
+            let e = Errno.current
+            let name = socket ?? Self.defaultSocketName
+            if e.rawValue == ENOENT || e.rawValue == ECONNREFUSED { throw .noCompositor(socket: name, e) }
+            throw .connectionLost("cannot connect to \(name): \(e)")
         }
         display = d
         self.loop = loop

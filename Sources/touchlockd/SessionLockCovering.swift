@@ -11,6 +11,10 @@ final class SessionLockCovering: Covering {
     /// The outputs' presenters, the primary's first.
     var presenters: () -> [Presenter] = { [] }
     var report: ((Cover.Event) -> Void)?
+    /// The compositor's connection is gone (the compositor stopped, crashed, was restarted):
+    /// nothing more can be shown or asked through it, and a compositor started again is
+    /// another connection, which a new start of the daemon makes.
+    var onGone: ((WaylandFailure) -> Void)?
     /// A lock asked for and not yet granted or refused.
     private var taking = false
     /// An unlock sent and not yet confirmed by the roundtrip.
@@ -101,6 +105,7 @@ final class SessionLockCovering: Covering {
             } else {
                 report?(.lost("\(failure)"))
             }
+            onGone?(failure)
         }
     }
 

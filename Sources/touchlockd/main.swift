@@ -55,10 +55,7 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
     case .vt:
         return (nil, "[display] cover = vt")
     case .sessionLock:
-        let c: WaylandConnection
-        do { c = try WaylandConnection(socket: config.waylandSocket, loop: loop) } catch {
-            throw StartError("[display] cover = session-lock: \(error)")
-        }
+        let c = try connectWaiting(config, loop, socket)
         guard c.offersSessionLock else {
             throw StartError("[display] cover = session-lock: the compositor at \(socket) does not offer ext-session-lock-v1")
         }
@@ -72,6 +69,7 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
         }
         let c: WaylandConnection
         do { c = try WaylandConnection(socket: config.waylandSocket, loop: loop) } catch {
+            if case .noCompositor(_, let e) = error { return (nil, "cover = auto: no Wayland compositor at \(socket) (\(e))") }
             return (nil, "cover = auto: no Wayland compositor at \(socket) (\(error))")
         }
         guard c.offersSessionLock else {
@@ -79,6 +77,32 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
             return (nil, "cover = auto: the compositor at \(socket) does not offer ext-session-lock-v1")
         }
         return (c, "cover = auto: the compositor at \(socket) offers ext-session-lock-v1")
+    }
+}
+
+/// The compositor's connection, waited for while the compositor is not up yet (at boot the
+/// kiosk's session may come after this unit), up to `[display] wayland_wait_s`: tried again
+/// every 100 ms, before the loop runs (systemd's start timeout bounds it too; no watchdog
+/// runs before READY=1). Any other failure (the socket not ours to open) fails at once.
+func connectWaiting(_ config: Config, _ loop: EventLoop, _ socket: String) throws(StartError) -> WaylandConnection {
+    let start = EventLoop.now()
+    var said = false
+    while true {
+        do {
+            let c = try WaylandConnection(socket: config.waylandSocket, loop: loop)
+            if said { Log.info("cover = session-lock: the compositor at \(socket) answered after \((EventLoop.now() - start).milliseconds) ms") }
+            return c
+        } catch {
+            guard case .noCompositor = error, EventLoop.now() - start < config.waylandWait else {
+                let waited = said ? " after \((EventLoop.now() - start).milliseconds / 1000) s ([display] wayland_wait_s)" : ""
+                throw StartError("[display] cover = session-lock: \(error)\(waited)")
+            }
+            if !said {
+                Log.info("cover = session-lock: \(error): waiting up to \(config.waylandWait.milliseconds / 1000) s for it to start")
+                said = true
+            }
+            usleep(100_000)
+        }
     }
 }
 
@@ -293,6 +317,7 @@ func main() {
     do { loop = try EventLoop() } catch { fail("\(error)") }
 
     let daemon: Daemon
+    var exitStatus: Int32 = 0
     do {
         let (wayland, coverReason) = try chooseCover(config, options, loop)
         let displays: [Display]
@@ -326,6 +351,14 @@ func main() {
             wayland.onTouches = { touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
             wayland.onKey = { key, time in daemon.hardwareKey(key, at: time) }
             wayland.isStarted = true
+            // Its session gone with it, the daemon ends: systemd starts it again (Restart=),
+            // and that start waits for the compositor ([display] wayland_wait_s); the record
+            // still says locked if it was, so the lock is asked for at once then.
+            sessionLock.onGone = { why in
+                Log.error("session lock: \(why): stopping, to be started again for the next compositor")
+                exitStatus = 1
+                loop.stop()
+            }
         }
         daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
         cards?.onOutputsChanged = { added, removed in
@@ -366,7 +399,7 @@ func main() {
     control?.close()
     withExtendedLifetime((logind, watchdog)) {}
     daemon.shutdown()
-    exit(0)
+    exit(exitStatus)
 }
 
 /// The control socket and the metrics textfile, wired to `daemon`.

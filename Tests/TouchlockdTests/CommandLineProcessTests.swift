@@ -92,6 +92,38 @@ private let mayHideProc: Bool = access("/usr/bin/unshare", X_OK) == 0 && system(
         }
     }
 
+    /// At boot the kiosk's compositor may come after touchlockd: under `cover = session-lock`
+    /// a start waits for it (`[display] wayland_wait_s`), then says what it waited for. A
+    /// socket nobody listens on is waited for too; with 0, no wait at all.
+    @Test func underTheSessionLockAStartWaitsForTheCompositorThenSaysWhatItWaitedFor() throws {
+        let socket = dir + "/wayland-9"
+        func start(wait: Int) throws -> (result: (status: Int32, output: String, errors: String), seconds: Double) {
+            let conf = "[display]\ncover = session-lock\nwayland_socket = \(socket)\nwayland_wait_s = \(wait)\n"
+            try DurableFile.replace(dir + "/w.conf", with: Array(conf.utf8), mode: 0o644)
+            let t0 = EventLoop.now()
+            let r = try daemon(["--config-root", dir, "-C", dir + "/w.conf", "--socket", dir + "/w.sock",
+                                "--state", dir + "/state", "--display", "headless"])
+            return (r, Double((EventLoop.now() - t0).milliseconds) / 1000)
+        }
+        let absent = try start(wait: 1)
+        #expect(absent.result.status == 1, "\(absent.result)")
+        #expect(absent.seconds >= 1.0, "gave up after \(absent.seconds) s")
+        #expect(absent.result.errors.contains("no compositor at \(socket) (") && absent.result.errors.contains("waiting up to 1 s"),
+                "\(absent.result.errors)")
+        #expect(absent.result.errors.contains("after 1 s ([display] wayland_wait_s)"), "\(absent.result.errors)")
+        #expect(access(dir + "/w.sock", F_OK) != 0, "a control socket was made")
+        // A socket that is there but not listened on (a compositor not yet accepting).
+        let fd = boundSocket(at: socket)
+        defer { close(fd) }
+        let refused = try start(wait: 1)
+        #expect(refused.result.status == 1 && refused.seconds >= 1.0, "\(refused)")
+        #expect(refused.result.errors.contains("no compositor at \(socket) (") && refused.result.errors.contains("after 1 s"),
+                "\(refused.result.errors)")
+        let none = try start(wait: 0)
+        #expect(none.result.status == 1, "\(none.result)")
+        #expect(!none.result.errors.contains("waiting") && none.result.errors.contains("no compositor at \(socket)"),
+                "\(none.result.errors)")
+    }
     @Test func usageErrorsAreOneLineAndAHintOnStandardErrorWithStatus64() throws {
         let cases: [(result: (status: Int32, output: String, errors: String), errors: String)] = [
             (try daemon(["--bogus"]), "touchlockd: unknown option '--bogus'\nTry 'touchlockd --help'.\n"),
@@ -158,4 +190,17 @@ private let mayHideProc: Bool = access("/usr/bin/unshare", X_OK) == 0 && system(
         #expect(r.status == 64 && r.output.isEmpty
                 && r.errors == "touchlockd: unknown option '--bogus'\nTry 'touchlockd --help'.\n", "\(r)")
     }
+}
+
+/// A Unix socket bound at `path` and never listened on: connecting to it is refused.
+private func boundSocket(at path: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var a = sockaddr_un()
+    a.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &a.sun_path) { raw in
+        for (i, b) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = b }
+    }
+    _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+    return fd
 }
