@@ -224,7 +224,7 @@ class Daemon:
         self.process.wait(10)
 
 
-def write_config(work, socket, cover="auto"):
+def write_config(work, socket, cover="auto", idle_s=0):
     code_hash = subprocess.run([os.path.join(BUILD, "touchlockctl"), "hash-code"], input=CODE + "\n",
                                capture_output=True, text=True).stdout.strip()
     with open(os.path.join(work, "touchlock.conf"), "w") as f:
@@ -238,6 +238,8 @@ hash = {code_hash}
 length = {len(CODE)}
 [logind]
 seat = off
+[lock]
+idle_s = {idle_s}
 """)
     os.chmod(os.path.join(work, "touchlock.conf"), 0o600)
 
@@ -403,6 +405,20 @@ def run_compositor(root, name):
         s = d.wait_status(lambda s: s.get("display") == "handed_over")
         ok = s is not None and wait_for(lambda: compositor.app_share() > 0.97)
         check(f"{name}: that touchlockd unlocks with the code", bool(ok), f"status {d.status()}")
+
+        # The idle lock: unlocked and left untouched for [lock] idle_s, the session is locked.
+        d.kill(signal.SIGTERM)
+        write_config(work, compositor.socket, cover="session-lock", idle_s=2)
+        d = Daemon(work)
+        daemons.append(d)
+        s = d.wait_status(lambda s: s.get("display") == "handed_over")
+        t_idle = time.monotonic()
+        s = d.wait_status(lambda s: s.get("display") == "shown", timeout=10)
+        taken = s is not None and wait_for(lambda: compositor.dominant() == ours)
+        print(f"session-lock: {name}: the idle lock's screen {time.monotonic() - t_idle:.2f} s after the start"
+              f" ([lock] idle_s = 2)", flush=True)
+        check(f"{name}: unlocked and untouched for [lock] idle_s, the session is locked",
+              bool(taken) and s.get("state") == "locked", f"status {d.status()}")
     except Exception as e:  # a check that could not run is a failure, said
         check(f"{name}: the run", False, repr(e))
     finally:
