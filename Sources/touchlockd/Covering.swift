@@ -23,13 +23,14 @@ protocol Covering: AnyObject {
     /// the primary output and the VT on screen is another (a boot splash that let the
     /// display go, a text console). The cover's `start(inPlace:)`.
     var displayFree: Bool { get }
-    /// Where what came of an action goes (the daemon passes it on to the lock screen).
+    /// Where what came of an action goes: the daemon passes it on to the lock screen on
+    /// a later turn of the loop, never inside the call that asked for it.
     var report: ((Cover.Event) -> Void)? { get set }
     /// `showTerminal`: `terminalShown` or `terminalFailed` follows.
     func showTerminal()
     /// `handBackTerminal`: `terminalHandedBack` follows.
     func handBackTerminal()
-    /// `takeOutputs`: `outputsTaken` or `outputsRefused` follows, at once.
+    /// `takeOutputs`: `outputsTaken` or `outputsRefused` follows.
     func takeOutputs()
     /// `releaseOutputs`: each output once its frame clearing the screen is shown;
     /// `outputsReleased` follows when all have.

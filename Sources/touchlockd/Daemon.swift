@@ -215,7 +215,12 @@ final class Daemon {
         ours?.inputs = { [unowned self] in self.inputs }
         ours?.closeCard = { [unowned self] in self.closeCard?() }
         ours?.keepCovered = { [unowned self] in self.keepCovered?() }
-        self.covering.report = { [unowned self] event in self.coverEvent(event) }
+        // What the executor reports reaches the cover on the loop, after the call that
+        // caused it has returned: never perform -> covering -> report -> perform in one call
+        // stack, whichever way of covering it is.
+        self.covering.report = { [unowned self] event in
+            self.loop.deferred { [unowned self] in self.coverEvent(event) }
+        }
         terminal?.onReturnTargetChanged = { [unowned self] vt in
             self.runtimeRecord.returnVT = vt
             self.saveRuntime()
@@ -852,10 +857,9 @@ final class Daemon {
         }
         enrollingClient = client
         coverEvent(.enrollmentRequested)
+        // A display refused is reported on a later turn: the client is told with
+        // `enroll_failed`.
         perform(actions)
-        if case .uncovered = lock.cover.state, let why = lock.cover.refusal {
-            return ControlError(.displayBusy, "cannot take the display back: \(why)")
-        }
         return nil
     }
 
