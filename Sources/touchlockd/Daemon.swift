@@ -192,9 +192,9 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
-        lock.covers(withTerminal: self.covering.hasTerminal, asksAtStart: self.covering.asksAtStart)
+        lock.covers(withTerminal: self.covering.terminalSteps != nil, asksAtStart: self.covering.asksAtStart)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
+        presenter = Presenter(display: display, loop: loop, shown: self.covering.terminalSteps == nil, textImages: textImages,
                               scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
         presenter.onShown = { [unowned self] t in
@@ -218,8 +218,11 @@ final class Daemon {
         // What the executor reports reaches the cover on the loop, after the call that
         // caused it has returned: never perform -> covering -> report -> perform in one call
         // stack, whichever way of covering it is.
-        self.covering.report = { [unowned self] event in
-            self.loop.deferred { [unowned self] in self.coverEvent(event) }
+        self.covering.report = { [unowned self] report in
+            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
+        }
+        self.covering.terminalSteps?.reportStep = { [unowned self] report in
+            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
         }
         terminal?.onReturnTargetChanged = { [unowned self] vt in
             self.runtimeRecord.returnVT = vt
@@ -250,7 +253,7 @@ final class Daemon {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
-        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || !covering.hasTerminal,
+        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.terminalSteps == nil,
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
                           })
@@ -388,7 +391,7 @@ final class Daemon {
         perform(lock.resume(at: now))
         restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
-        let inPlace = covering.displayFree
+        let inPlace = covering.terminalSteps?.displayFree ?? false
         if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
         coverEvent(.start(inPlace: inPlace))
     }
@@ -426,19 +429,20 @@ final class Daemon {
         if !readySent { notifyReady() }
     }
 
-    /// Carries out what the cover asks; results come back to it (`coverEvent`).
+    /// Carries out what the cover asks: its requests by the way of covering (and a VT
+    /// hand-off's steps by its own), whose reports come back to it on the loop
+    /// (`coverEvent`); the replies and the hand-over's news here.
     private func carryOut(_ action: Cover.Action) {
+        if let request = action.request { return covering.carryOut(request) }
+        if let step = action.terminalStep {
+            guard let steps = covering.terminalSteps else {
+                return Log.bug("the cover asked for the VT's \(step) of a way of covering with no VT")
+            }
+            return steps.carryOut(step)
+        }
         switch action {
-        case .showTerminal:
-            covering.showTerminal()
-        case .takeOutputs:
-            covering.takeOutputs()
-        case .releaseOutputs:
-            covering.releaseOutputs()
-        case .letOutputsGo:
-            covering.letOutputsGo()
-        case .handBackTerminal:
-            covering.handBackTerminal()
+        case .takeOutputs, .releaseOutputs, .letOutputsGo, .showTerminal, .handBackTerminal:
+            Log.bug("the cover's \(action) was not carried out by the way of covering")
         case .displayTaken, .displayRefused, .lock:
             Log.bug("the cover's answer \(action) reached the daemon; the lock screen carries it out")
         case .answerLockRequests(let refusal):

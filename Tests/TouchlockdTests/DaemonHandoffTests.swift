@@ -218,30 +218,29 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
 /// Another way of covering (what a Wayland ext-session-lock-v1 client would be): no VT,
 /// the outputs and the input said taken or released when asked, each call recorded.
 final class RecordedCovering: Covering {
-    let hasTerminal = false
-    let displayFree = false
-    var report: ((Cover.Event) -> Void)?
+    var report: ((Cover.Report) -> Void)?
     private(set) var calls: [String] = []
-    /// Refuse the next `takeOutputs` with this reason.
+    /// Refuse the next `cover` with this reason.
     var refuse: String?
 
-    func showTerminal() { calls.append("show terminal") }
-    func handBackTerminal() { calls.append("hand back terminal") }
-    func takeOutputs() {
-        calls.append("take outputs")
-        if let why = refuse {
-            refuse = nil
-            report?(.outputsRefused(why))
-        } else {
-            report?(.outputsTaken)
+    func carryOut(_ request: Cover.Request) {
+        switch request {
+        case .cover:
+            calls.append("take outputs")
+            if let why = refuse {
+                refuse = nil
+                report?(.refused(why))
+            } else {
+                report?(.covered)
+            }
+        case .uncover:
+            calls.append("release outputs")
+            report?(.uncovered)
+        case .letGo:
+            calls.append("let outputs go")
         }
     }
-    func releaseOutputs() {
-        calls.append("release outputs")
-        report?(.outputsReleased)
-    }
     func holdInput(_ on: Bool) { calls.append(on ? "hold input" : "release input") }
-    func letOutputsGo() { calls.append("let outputs go") }
     func shutdown(_ exit: Cover.Exit) { calls.append(exit == .stayCovered ? "exit covered" : "exit uncovered") }
 }
 
