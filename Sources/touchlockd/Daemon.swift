@@ -79,17 +79,7 @@ final class Daemon {
     /// The backlights that go off with the screen, by output (`[display] backlight`).
     var backlights: [String: Backlight] = [:]
     /// Counted since the start, for the metrics.
-    private var unlocks: [String: Int] = [:]
-    private var failuresTotal = 0
-    private var lockoutsTotal = 0
-    private var lockedMicroseconds: Int64 = 0
-    private var lockedSince: Instant? = EventLoop.now()
-    /// The same moments as the time of day, for the metrics' timestamps.
-    private var lockedSinceWall: Double? = WallClock.now()
-    private var lastUnlockWall: Double?
-    private var lastFailureWall: Double?
-    /// The lockout's end as the time of day, while one lasts.
-    private var lockoutUntilWall: Double?
+    private var tally = LockTally(lockedAt: EventLoop.now(), wall: WallClock.now())
     /// The node_exporter textfile, when `[metrics] textfile` names one.
     var textfile: MetricsTextfile?
     /// `lock` requests waiting for the display.
@@ -380,8 +370,7 @@ final class Daemon {
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
-            lockedSince = nil
-            lockedSinceWall = nil
+            tally.startedUnlocked()
             perform(actions)
             for p in presenters { p.draw() }
             loop.deferred { [unowned self] in self.finishStart() }
@@ -471,16 +460,8 @@ final class Daemon {
     func perform(_ actions: [LockScreen.Action], eventTime: Instant? = nil) {
         // Locked is kept before anything is taken, unlocked after it is told: a restart in
         // between comes back locked.
-        if runtimeRecord.unlocked != nil, actions.contains(where: \.takesDisplayOrInput) {
-            runtimeRecord.unlocked = nil
-            saveRuntime()
-        }
-        defer {
-            for case .notify(.unlocked(let m, let at)) in actions {
-                runtimeRecord.unlocked = (m, at)
-                saveRuntime()
-            }
-        }
+        if runtimeRecord.before(actions) { saveRuntime() }
+        defer { if runtimeRecord.after(actions) { saveRuntime() } }
         for a in actions {
             switch a {
             case .verify(.service(let digits)):
@@ -562,7 +543,7 @@ final class Daemon {
 
     /// Tells the log, the service manager and subscribers, in that order.
     private func report(_ event: LockEvent) {
-        count(event)
+        tally.count(event, at: EventLoop.now(), wall: WallClock.now())
         switch event {
         case .unlocked(let m, _):
             Log.event(.unlocked, .notice, "unlocked by \(m.rawValue)", [.init("TOUCHLOCK_METHOD", m.rawValue)])
@@ -651,32 +632,6 @@ final class Daemon {
             done(.failure(ControlError(.storeFailed, "the attempt could not be counted, so it was not checked: \(reason)")))
         case .unlocked, .duress, .failed, .storeFailed, .lockout, .locked, .progress, .enrolled, .enrollFailed, .handedOver:
             break
-        }
-    }
-
-    /// Keeps the totals the metrics report.
-    private func count(_ event: LockEvent) {
-        let now = EventLoop.now()
-        switch event {
-        case .unlocked(let m, _):
-            unlocks[m.rawValue, default: 0] += 1
-            if let since = lockedSince { lockedMicroseconds &+= (now - since).microseconds }
-            lockedSince = nil
-            lockoutUntilWall = nil
-            lockedSinceWall = nil
-            lastUnlockWall = WallClock.now()
-        case .locked:
-            if lockedSince == nil {
-                lockedSince = now
-                lockedSinceWall = WallClock.now()
-            }
-        case .failed:
-            failuresTotal &+= 1
-            lastFailureWall = WallClock.now()
-        case .lockout(let until):
-            lockoutsTotal += 1
-            lockoutUntilWall = WallClock.now() + Double((until - now).microseconds) / 1e6
-        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
     }
 
@@ -801,17 +756,16 @@ final class Daemon {
     var metrics: Metrics {
         var m = Metrics(eventToSubmit: .init(presenter.eventToSubmit), eventToShown: .init(presenter.eventToShown),
                         frames: presenter.framesPresented)
-        m.unlocks = unlocks
-        m.failuresTotal = failuresTotal
-        m.lockoutsTotal = lockoutsTotal
-        // Counted at each unlock: a figure read late (the textfile) is never stale.
-        m.lockedSeconds = Double(lockedMicroseconds) / 1e6
+        m.unlocks = tally.unlocks
+        m.failuresTotal = tally.failures
+        m.lockoutsTotal = tally.lockouts
+        m.lockedSeconds = tally.lockedSeconds
         m.inputDevices = inputs?.deviceCount ?? 0
         m.outputs = presenters.filter { !$0.isReleased && $0.display.state.isActive }.count
-        m.lockedSince = lockedSinceWall
-        m.lastUnlock = lastUnlockWall
-        m.lastFailure = lastFailureWall
-        m.lockoutUntil = lock.session.lockedOutUntil == nil ? nil : lockoutUntilWall
+        m.lockedSince = tally.lockedSinceWall
+        m.lastUnlock = tally.lastUnlockWall
+        m.lastFailure = tally.lastFailureWall
+        m.lockoutUntil = lock.session.lockedOutUntil == nil ? nil : tally.lockoutUntilWall
         m.version = TouchlockVersion.current
         return m
     }
