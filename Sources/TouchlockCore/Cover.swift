@@ -84,6 +84,49 @@ public struct Cover: Sendable {
         case letOutputsGo
     }
 
+    /// What the cover asks of whatever covers the screen: the contract every way of
+    /// covering carries out (the VT hand-off, a compositor's session lock, any other), in
+    /// words of neither VT nor DRM. `Action.request` says which action asks which.
+    public enum Request: Hashable, Sendable {
+        /// Cover the screen: the lock screen on every output, drawn whole, nothing else
+        /// shown or fed; `covered` or `refused(why)` follows.
+        case cover
+        /// Give the screen back once each output's frame clearing it is shown; `uncovered`
+        /// follows.
+        case uncover
+        /// Never covered (a start handed over): whatever opening the display gave is let go
+        /// at once, nothing shown; nothing follows.
+        case letGo
+    }
+
+    /// What comes back from a way of covering, on a later turn of the loop than the
+    /// request it answers (`Event(_:)`).
+    public enum Report: Hashable, Sendable {
+        case covered
+        case refused(String)
+        case uncovered
+        /// The cover ended unasked (the compositor ended its session lock, or went away),
+        /// for this reason.
+        case lost(String)
+    }
+
+    /// The steps of a VT hand-off that the cover still orders between its requests (our
+    /// VT shown before a `cover`, the kiosk's shown again after an `uncover`): asked only
+    /// of a way of covering that goes through a VT switch of our own.
+    public enum TerminalStep: Hashable, Sendable {
+        /// Switch to our VT; `shown` or `failed(why)` follows.
+        case show
+        /// Show the kiosk's VT again; `handedBack` follows.
+        case handBack
+    }
+
+    /// What comes back from a VT hand-off's steps.
+    public enum TerminalReport: Hashable, Sendable {
+        case shown
+        case failed(String)
+        case handedBack
+    }
+
     /// What a daemon stopping now leaves behind (`exit`).
     public enum Exit: Hashable, Sendable {
         /// The lock screen stays until the daemon after this one takes it over: VT
@@ -417,5 +460,49 @@ public struct Cover: Sendable {
     private mutating func transition(to new: State, _ event: String) {
         Log.debug("cover: \(state) -> \(event) -> \(new)")
         state = new
+    }
+}
+
+
+extension Cover.Action {
+    /// What this action asks of the way of covering, if it is one of the contract's
+    /// requests.
+    public var request: Cover.Request? {
+        switch self {
+        case .takeOutputs: .cover
+        case .releaseOutputs: .uncover
+        case .letOutputsGo: .letGo
+        case .showTerminal, .handBackTerminal, .displayTaken, .displayRefused, .lock, .answerLockRequests, .handedOver: nil
+        }
+    }
+
+    /// The VT hand-off's step this action asks for, if it is one.
+    public var terminalStep: Cover.TerminalStep? {
+        switch self {
+        case .showTerminal: .show
+        case .handBackTerminal: .handBack
+        case .takeOutputs, .releaseOutputs, .letOutputsGo, .displayTaken, .displayRefused, .lock, .answerLockRequests, .handedOver: nil
+        }
+    }
+}
+
+extension Cover.Event {
+    /// What a way of covering reported, as the cover takes it.
+    public init(_ report: Cover.Report) {
+        switch report {
+        case .covered: self = .outputsTaken
+        case .refused(let why): self = .outputsRefused(why)
+        case .uncovered: self = .outputsReleased
+        case .lost(let why): self = .lost(why)
+        }
+    }
+
+    /// What a VT hand-off's step reported, as the cover takes it.
+    public init(_ report: Cover.TerminalReport) {
+        switch report {
+        case .shown: self = .terminalShown
+        case .failed(let why): self = .terminalFailed(why)
+        case .handedBack: self = .terminalHandedBack
+        }
     }
 }

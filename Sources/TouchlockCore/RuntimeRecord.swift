@@ -108,3 +108,24 @@ extension Substring {
         String(drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
     }
 }
+
+extension RuntimeRecord {
+    /// Before the lock screen's `actions` are carried out: locked is on record before
+    /// anything is taken from the kiosk. True if the record changed (to be written now).
+    public mutating func before(_ actions: [LockScreen.Action]) -> Bool {
+        guard unlocked != nil, actions.contains(where: \.takesDisplayOrInput) else { return false }
+        unlocked = nil
+        return true
+    }
+
+    /// After them: unlocked is on record once it has been told, so a restart in between
+    /// comes back locked. True if the record changed (to be written now).
+    public mutating func after(_ actions: [LockScreen.Action]) -> Bool {
+        var changed = false
+        for case .notify(.unlocked(let m, let at)) in actions {
+            unlocked = (m, at)
+            changed = true
+        }
+        return changed
+    }
+}

@@ -1,17 +1,18 @@
 import TouchlockCore
 import TouchlockDisplay
 
-/// What carries out the cover's actions on the device and reports what came of them: the
-/// one way the daemon covers the screen and keeps the input. The `Cover` machine decides;
-/// this acts. Today that is a VT of our own, DRM master on every output and the input's
-/// grab (`TerminalCovering`); another way of covering (a Wayland ext-session-lock-v1
-/// client, DRM with no VT) is another implementation of this, with the cover and the lock
-/// screen unchanged.
+/// The contract between the cover and whatever covers the screen: what the `Cover`
+/// machine asks (`Cover.Request`: cover, uncover, let go; and at a stop, stay covered or
+/// not) and what comes back (`Cover.Report`: covered, refused with a reason, uncovered,
+/// lost), in words of neither VT nor DRM. The cover decides; this acts, and reports through
+/// the daemon's loop, on a later turn than the request. Two ways implement it: the VT
+/// hand-off (`TerminalCovering`: our VT, DRM master on every output, the input's grab) and
+/// the compositor's session lock (`SessionLockCovering`, ext-session-lock-v1). A third
+/// (DRM without VTs, say) is a third implementation and a word of `[display] cover`; the
+/// cover, the lock screen and the daemon stay as they are.
 protocol Covering: AnyObject {
-    /// Whether covering goes through a VT switch (the cover's `hasTerminal`).
-    var hasTerminal: Bool { get }
-    /// Without a VT: whether the display is asked for at start too (the cover's
-    /// `asksAtStart`), rather than ours from the start.
+    /// Whether the screen is asked for at start too (a compositor's session lock), rather
+    /// than ours from the start (no VT) or through our VT's steps.
     var asksAtStart: Bool { get }
     /// Whether touches and keys come through this way of covering (the compositor's
     /// seat), not from the kernel's devices.
@@ -19,24 +20,14 @@ protocol Covering: AnyObject {
     /// Whether a start after an unlock (the runtime record says so) may leave the screen
     /// to the kiosk: what is on screen now is not ours.
     var mayStartHandedOver: Bool { get }
-    /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
-    /// the primary output and the VT on screen is another (a boot splash that let the
-    /// display go, a text console). The cover's `start(inPlace:)`.
-    var displayFree: Bool { get }
-    /// Where what came of an action goes (the daemon passes it on to the lock screen).
-    var report: ((Cover.Event) -> Void)? { get set }
-    /// `showTerminal`: `terminalShown` or `terminalFailed` follows.
-    func showTerminal()
-    /// `handBackTerminal`: `terminalHandedBack` follows.
-    func handBackTerminal()
-    /// `takeOutputs`: `outputsTaken` or `outputsRefused` follows, at once.
-    func takeOutputs()
-    /// `releaseOutputs`: each output once its frame clearing the screen is shown;
-    /// `outputsReleased` follows when all have.
-    func releaseOutputs()
-    /// `letOutputsGo`: the outputs, never taken, are let go at once (DRM master dropped
-    /// if opening the card gave it); nothing is reported.
-    func letOutputsGo()
+    /// The VT hand-off's own steps, for a way of covering through a VT switch of our own;
+    /// nil for any other.
+    var terminalSteps: (any TerminalSteps)? { get }
+    /// Where what came of a request goes: the daemon passes it on to the lock screen on
+    /// a later turn of the loop, never inside the call that asked for it.
+    var report: ((Cover.Report) -> Void)? { get set }
+    /// Carries out what the cover asks; `report` says what came of it.
+    func carryOut(_ request: Cover.Request)
     /// Keeps every touch and key from other programs, or lets them go.
     func holdInput(_ on: Bool)
     /// The daemon stops: the screen stays covered (locked) or goes back to the kiosk.
@@ -50,12 +41,27 @@ extension Covering {
     var bringsInput: Bool { false }
     /// Nothing says what is on screen is not ours: a start locks.
     var mayStartHandedOver: Bool { false }
+    /// No VT of our own.
+    var terminalSteps: (any TerminalSteps)? { nil }
+}
+
+/// The steps only a VT hand-off has: our VT shown before a cover, the kiosk's after an
+/// uncover, and a start in place (the display free on the VT on screen).
+protocol TerminalSteps: AnyObject {
+    /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
+    /// the primary output and the VT on screen is another (a boot splash that let the
+    /// display go, a text console). The cover's `start(inPlace:)`.
+    var displayFree: Bool { get }
+    /// Where what came of a step goes (through the loop, as `report`).
+    var reportStep: ((Cover.TerminalReport) -> Void)? { get set }
+    /// `show`: `shown` or `failed(why)` follows; `handBack`: `handedBack` follows.
+    func carryOut(_ step: Cover.TerminalStep)
 }
 
 /// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
 /// every output, the input grabbed; handed back in reverse. Without a VT (`--vt none`,
 /// headless) the outputs are ours from the start and only master and the grab move.
-final class TerminalCovering: Covering {
+final class TerminalCovering: Covering, TerminalSteps {
     private let terminal: TerminalHandoff?
     /// The outputs' presenters, the primary's first (hotplug changes them).
     var presenters: () -> [Presenter] = { [] }
@@ -68,7 +74,8 @@ final class TerminalCovering: Covering {
     /// At a stop while locked: the card left as it is, the lock screen on it, for the
     /// daemon after this one (nothing torn down, nothing taken out of systemd's store).
     var keepCovered: (() -> Void)?
-    var report: ((Cover.Event) -> Void)?
+    var report: ((Cover.Report) -> Void)?
+    var reportStep: ((Cover.TerminalReport) -> Void)?
     /// The outputs were taken on another VT (a start in place) and ours has not been on
     /// screen since: its mode is set again once it is.
     private var takenOffOurTerminal = false
@@ -76,18 +83,34 @@ final class TerminalCovering: Covering {
     init(terminal: TerminalHandoff?, once: Bool) {
         self.terminal = terminal
         self.once = once
-        terminal?.onShown = { [unowned self] in self.report?(.terminalShown) }
+        terminal?.onShown = { [unowned self] in self.reportStep?(.shown) }
         terminal?.onFailed = { [unowned self] why in
             Log.error("cannot show the lock screen: \(why)")
-            self.report?(.terminalFailed(why))
+            self.reportStep?(.failed(why))
         }
         terminal?.onHandedBack = { [unowned self] in
             Log.info("VT hand-off: the kiosk's VT is shown again")
-            self.report?(.terminalHandedBack)
+            self.reportStep?(.handedBack)
         }
     }
 
-    var hasTerminal: Bool { terminal != nil }
+    /// Our VT's steps, when there is a VT (not with `--vt none`, headless).
+    var terminalSteps: (any TerminalSteps)? { terminal == nil ? nil : self }
+
+    func carryOut(_ request: Cover.Request) {
+        switch request {
+        case .cover: takeOutputs()
+        case .uncover: releaseOutputs()
+        case .letGo: letOutputsGo()
+        }
+    }
+
+    func carryOut(_ step: Cover.TerminalStep) {
+        switch step {
+        case .show: showTerminal()
+        case .handBack: terminal?.handBack()
+        }
+    }
     /// Only with a VT hand-off and our VT not on screen; else (a restart between the
     /// unlock and the hand-back) it locks.
     var mayStartHandedOver: Bool {
@@ -103,18 +126,16 @@ final class TerminalCovering: Covering {
     /// Our VT is asked for once what is drawn is on the screen: at a start in place (the
     /// outputs taken on a boot splash's VT) the lock screen's first frame is scanned out
     /// before the switch, so nothing the splash's daemon does during it shows.
-    func showTerminal() {
+    private func showTerminal() {
         guard let terminal else { return }
         guard let primary = presenters().first, !primary.isReleased else { return terminal.show() }
         primary.whenShown { terminal.show() }
     }
 
-    func handBackTerminal() { terminal?.handBack() }
-
     /// DRM master on every output (our VT is on screen, or there is no VT to switch),
     /// then a full redraw. Only the primary's refusal refuses: a mirror that cannot be
     /// taken is said and left inactive.
-    func takeOutputs() {
+    private func takeOutputs() {
         let all = presenters()
         for p in all { p.retry(.terminalAcquired) }
         if let terminal, let active = terminal.activeTerminal {
@@ -134,14 +155,14 @@ final class TerminalCovering: Covering {
             try all.first?.take()
         } catch {
             Log.warning("cannot take the display: \(error)")
-            report?(.outputsRefused("\(error)"))
+            report?(.refused("\(error)"))
             return
         }
         for p in all { p.redraw() }
-        report?(.outputsTaken)
+        report?(.covered)
     }
 
-    func releaseOutputs() {
+    private func releaseOutputs() {
         guard !once else { return }
         for p in presenters() {
             p.onReleased = { [unowned self] in self.outputReleased() }
@@ -149,7 +170,7 @@ final class TerminalCovering: Covering {
         }
     }
 
-    func letOutputsGo() {
+    private func letOutputsGo() {
         for p in presenters() { p.letGo() }
     }
 
@@ -157,7 +178,7 @@ final class TerminalCovering: Covering {
     /// (DRM master is dropped first: the kiosk cannot take it back while we hold it).
     private func outputReleased() {
         guard presenters().allSatisfy(\.isReleased) else { return }
-        report?(.outputsReleased)
+        report?(.uncovered)
     }
 
     func holdInput(_ on: Bool) { inputs()?.grab(on) }

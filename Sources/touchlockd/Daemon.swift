@@ -79,17 +79,7 @@ final class Daemon {
     /// The backlights that go off with the screen, by output (`[display] backlight`).
     var backlights: [String: Backlight] = [:]
     /// Counted since the start, for the metrics.
-    private var unlocks: [String: Int] = [:]
-    private var failuresTotal = 0
-    private var lockoutsTotal = 0
-    private var lockedMicroseconds: Int64 = 0
-    private var lockedSince: Instant? = EventLoop.now()
-    /// The same moments as the time of day, for the metrics' timestamps.
-    private var lockedSinceWall: Double? = WallClock.now()
-    private var lastUnlockWall: Double?
-    private var lastFailureWall: Double?
-    /// The lockout's end as the time of day, while one lasts.
-    private var lockoutUntilWall: Double?
+    private var tally = LockTally(lockedAt: EventLoop.now(), wall: WallClock.now())
     /// The node_exporter textfile, when `[metrics] textfile` names one.
     var textfile: MetricsTextfile?
     /// `lock` requests waiting for the display.
@@ -192,9 +182,9 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
-        lock.covers(withTerminal: self.covering.hasTerminal, asksAtStart: self.covering.asksAtStart)
+        lock.covers(withTerminal: self.covering.terminalSteps != nil, asksAtStart: self.covering.asksAtStart)
         var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, shown: !self.covering.hasTerminal, textImages: textImages,
+        presenter = Presenter(display: display, loop: loop, shown: self.covering.terminalSteps == nil, textImages: textImages,
                               scene: { scene() })
         scene = { [unowned self] in self.lock.scene }
         presenter.onShown = { [unowned self] t in
@@ -215,7 +205,15 @@ final class Daemon {
         ours?.inputs = { [unowned self] in self.inputs }
         ours?.closeCard = { [unowned self] in self.closeCard?() }
         ours?.keepCovered = { [unowned self] in self.keepCovered?() }
-        self.covering.report = { [unowned self] event in self.coverEvent(event) }
+        // What the executor reports reaches the cover on the loop, after the call that
+        // caused it has returned: never perform -> covering -> report -> perform in one call
+        // stack, whichever way of covering it is.
+        self.covering.report = { [unowned self] report in
+            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
+        }
+        self.covering.terminalSteps?.reportStep = { [unowned self] report in
+            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
+        }
         terminal?.onReturnTargetChanged = { [unowned self] vt in
             self.runtimeRecord.returnVT = vt
             self.saveRuntime()
@@ -245,7 +243,7 @@ final class Daemon {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
-        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || !covering.hasTerminal,
+        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.terminalSteps == nil,
                           textImages: textImages, scene: { [unowned self, weak display] in
                               self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
                           })
@@ -372,8 +370,7 @@ final class Daemon {
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             startsHandedOver = true
-            lockedSince = nil
-            lockedSinceWall = nil
+            tally.startedUnlocked()
             perform(actions)
             for p in presenters { p.draw() }
             loop.deferred { [unowned self] in self.finishStart() }
@@ -383,7 +380,7 @@ final class Daemon {
         perform(lock.resume(at: now))
         restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
         for p in presenters { p.draw() }
-        let inPlace = covering.displayFree
+        let inPlace = covering.terminalSteps?.displayFree ?? false
         if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
         coverEvent(.start(inPlace: inPlace))
     }
@@ -421,19 +418,20 @@ final class Daemon {
         if !readySent { notifyReady() }
     }
 
-    /// Carries out what the cover asks; results come back to it (`coverEvent`).
+    /// Carries out what the cover asks: its requests by the way of covering (and a VT
+    /// hand-off's steps by its own), whose reports come back to it on the loop
+    /// (`coverEvent`); the replies and the hand-over's news here.
     private func carryOut(_ action: Cover.Action) {
+        if let request = action.request { return covering.carryOut(request) }
+        if let step = action.terminalStep {
+            guard let steps = covering.terminalSteps else {
+                return Log.bug("the cover asked for the VT's \(step) of a way of covering with no VT")
+            }
+            return steps.carryOut(step)
+        }
         switch action {
-        case .showTerminal:
-            covering.showTerminal()
-        case .takeOutputs:
-            covering.takeOutputs()
-        case .releaseOutputs:
-            covering.releaseOutputs()
-        case .letOutputsGo:
-            covering.letOutputsGo()
-        case .handBackTerminal:
-            covering.handBackTerminal()
+        case .takeOutputs, .releaseOutputs, .letOutputsGo, .showTerminal, .handBackTerminal:
+            Log.bug("the cover's \(action) was not carried out by the way of covering")
         case .displayTaken, .displayRefused, .lock:
             Log.bug("the cover's answer \(action) reached the daemon; the lock screen carries it out")
         case .answerLockRequests(let refusal):
@@ -462,16 +460,8 @@ final class Daemon {
     func perform(_ actions: [LockScreen.Action], eventTime: Instant? = nil) {
         // Locked is kept before anything is taken, unlocked after it is told: a restart in
         // between comes back locked.
-        if runtimeRecord.unlocked != nil, actions.contains(where: \.takesDisplayOrInput) {
-            runtimeRecord.unlocked = nil
-            saveRuntime()
-        }
-        defer {
-            for case .notify(.unlocked(let m, let at)) in actions {
-                runtimeRecord.unlocked = (m, at)
-                saveRuntime()
-            }
-        }
+        if runtimeRecord.before(actions) { saveRuntime() }
+        defer { if runtimeRecord.after(actions) { saveRuntime() } }
         for a in actions {
             switch a {
             case .verify(.service(let digits)):
@@ -553,7 +543,7 @@ final class Daemon {
 
     /// Tells the log, the service manager and subscribers, in that order.
     private func report(_ event: LockEvent) {
-        count(event)
+        tally.count(event, at: EventLoop.now(), wall: WallClock.now())
         switch event {
         case .unlocked(let m, _):
             Log.event(.unlocked, .notice, "unlocked by \(m.rawValue)", [.init("TOUCHLOCK_METHOD", m.rawValue)])
@@ -642,32 +632,6 @@ final class Daemon {
             done(.failure(ControlError(.storeFailed, "the attempt could not be counted, so it was not checked: \(reason)")))
         case .unlocked, .duress, .failed, .storeFailed, .lockout, .locked, .progress, .enrolled, .enrollFailed, .handedOver:
             break
-        }
-    }
-
-    /// Keeps the totals the metrics report.
-    private func count(_ event: LockEvent) {
-        let now = EventLoop.now()
-        switch event {
-        case .unlocked(let m, _):
-            unlocks[m.rawValue, default: 0] += 1
-            if let since = lockedSince { lockedMicroseconds &+= (now - since).microseconds }
-            lockedSince = nil
-            lockoutUntilWall = nil
-            lockedSinceWall = nil
-            lastUnlockWall = WallClock.now()
-        case .locked:
-            if lockedSince == nil {
-                lockedSince = now
-                lockedSinceWall = WallClock.now()
-            }
-        case .failed:
-            failuresTotal &+= 1
-            lastFailureWall = WallClock.now()
-        case .lockout(let until):
-            lockoutsTotal += 1
-            lockoutUntilWall = WallClock.now() + Double((until - now).microseconds) / 1e6
-        case .duress, .storeFailed, .progress, .enrolled, .enrollFailed, .handedOver: break
         }
     }
 
@@ -792,17 +756,16 @@ final class Daemon {
     var metrics: Metrics {
         var m = Metrics(eventToSubmit: .init(presenter.eventToSubmit), eventToShown: .init(presenter.eventToShown),
                         frames: presenter.framesPresented)
-        m.unlocks = unlocks
-        m.failuresTotal = failuresTotal
-        m.lockoutsTotal = lockoutsTotal
-        // Counted at each unlock: a figure read late (the textfile) is never stale.
-        m.lockedSeconds = Double(lockedMicroseconds) / 1e6
+        m.unlocks = tally.unlocks
+        m.failuresTotal = tally.failures
+        m.lockoutsTotal = tally.lockouts
+        m.lockedSeconds = tally.lockedSeconds
         m.inputDevices = inputs?.deviceCount ?? 0
         m.outputs = presenters.filter { !$0.isReleased && $0.display.state.isActive }.count
-        m.lockedSince = lockedSinceWall
-        m.lastUnlock = lastUnlockWall
-        m.lastFailure = lastFailureWall
-        m.lockoutUntil = lock.session.lockedOutUntil == nil ? nil : lockoutUntilWall
+        m.lockedSince = tally.lockedSinceWall
+        m.lastUnlock = tally.lastUnlockWall
+        m.lastFailure = tally.lastFailureWall
+        m.lockoutUntil = lock.session.lockedOutUntil == nil ? nil : tally.lockoutUntilWall
         m.version = TouchlockVersion.current
         return m
     }
@@ -852,10 +815,9 @@ final class Daemon {
         }
         enrollingClient = client
         coverEvent(.enrollmentRequested)
+        // A display refused is reported on a later turn: the client is told with
+        // `enroll_failed`.
         perform(actions)
-        if case .uncovered = lock.cover.state, let why = lock.cover.refusal {
-            return ControlError(.displayBusy, "cannot take the display back: \(why)")
-        }
         return nil
     }
 

@@ -10,7 +10,7 @@ final class SessionLockCovering: Covering {
     let connection: WaylandConnection
     /// The outputs' presenters, the primary's first.
     var presenters: () -> [Presenter] = { [] }
-    var report: ((Cover.Event) -> Void)?
+    var report: ((Cover.Report) -> Void)?
     /// The compositor's connection is gone (the compositor stopped, crashed, was restarted):
     /// nothing more can be shown or asked through it, and a compositor started again is
     /// another connection, which a new start of the daemon makes.
@@ -25,26 +25,29 @@ final class SessionLockCovering: Covering {
         connection.onLockEvent = { [unowned self] event in self.lockEvent(event) }
     }
 
-    var hasTerminal: Bool { false }
     var asksAtStart: Bool { true }
     var bringsInput: Bool { true }
     /// The compositor keeps nothing of ours between two daemons but the lock itself: a
     /// record that says unlocked is taken at its word (the app keeps the screen).
     var mayStartHandedOver: Bool { true }
-    var displayFree: Bool { false }
 
-    func showTerminal() { Log.bug("session lock: asked to show a VT") }
-    func handBackTerminal() { Log.bug("session lock: asked to hand a VT back") }
+    func carryOut(_ request: Cover.Request) {
+        switch request {
+        case .cover: lock()
+        case .uncover: unlock()
+        case .letGo: letOutputsGo()
+        }
+    }
 
     /// Locks the session (taking over a lock the compositor kept from the daemon before);
-    /// `outputsTaken` follows at the compositor's `locked`, `outputsRefused` at `finished`.
-    func takeOutputs() {
+    /// `covered` follows at the compositor's `locked`, `refused` at `finished`.
+    private func lock() {
         for p in presenters() {
             do { try p.take() } catch { Log.warning("output \(p.display.name): \(error)") }
         }
         for p in presenters() { p.redraw() }
         if connection.isLocked {
-            report?(.outputsTaken)
+            report?(.covered)
             return
         }
         taking = true
@@ -52,7 +55,7 @@ final class SessionLockCovering: Covering {
     }
 
     /// Each output's frame clearing the screen is shown, then one unlock for all.
-    func releaseOutputs() {
+    private func unlock() {
         for p in presenters() {
             p.onReleased = { [unowned self] in self.outputReleased() }
             p.releaseWhenShown()
@@ -65,7 +68,7 @@ final class SessionLockCovering: Covering {
         connection.unlock()
     }
 
-    func letOutputsGo() {
+    private func letOutputsGo() {
         for p in presenters() { p.letGo() }
     }
 
@@ -77,7 +80,7 @@ final class SessionLockCovering: Covering {
         case .locked:
             if taking {
                 taking = false
-                report?(.outputsTaken)
+                report?(.covered)
             }
         case .finished(let wasLocked):
             let why = wasLocked
@@ -85,23 +88,23 @@ final class SessionLockCovering: Covering {
                 : "the compositor refused the session lock (another locker holds it, or it allows no takeover)"
             if taking {
                 taking = false
-                report?(.outputsRefused(why))
+                report?(.refused(why))
             } else if !releasing {
                 report?(.lost(why))
             }
         case .unlocked:
             if releasing {
                 releasing = false
-                report?(.outputsReleased)
+                report?(.uncovered)
             }
         case .failed(let failure):
             if taking {
                 taking = false
-                report?(.outputsRefused("\(failure)"))
+                report?(.refused("\(failure)"))
             } else if releasing {
                 // The compositor is gone: so is its session, and its lock with it.
                 releasing = false
-                report?(.outputsReleased)
+                report?(.uncovered)
             } else {
                 report?(.lost("\(failure)"))
             }

@@ -4,6 +4,25 @@ import Testing
 /// What a restart, a crash or an upgrade finds: the runtime record of the daemon before,
 /// the VT it was on, and the screen as it left it.
 @Suite struct RestartTests {
+    // MARK: the runtime record through the lock screen's actions
+
+    /// The record a restart reads says locked from before the lock screen takes anything
+    /// back (a restart in the middle comes back locked), and unlocked only once the unlock
+    /// has been told.
+    @Test func theRecordSaysLockedBeforeATakeAndUnlockedOnlyOnceTold() {
+        var r = RuntimeRecord(unlocked: (.pattern, ms(0)))
+        let untouched = r.before([.redraw, .armTimer(ms(5))])
+        #expect(!untouched && r.unlocked != nil)
+        let taking = r.before([.notify(.locked), .cover(.showTerminal)])
+        #expect(taking && r.unlocked == nil && r.text.contains("locked = yes"))
+        let again = r.before([.grabInput])  // already locked: nothing to write
+        let handingOver = r.after([.releaseInput, .cover(.releaseOutputs)])
+        #expect(!again && !handingOver && r.unlocked == nil)
+        let told = r.after([.notify(.unlocked(method: .code, at: ms(900))), .releaseInput])
+        #expect(told && r.unlocked?.method == .code && r.unlocked?.at == ms(900))
+        #expect(r.text.contains("locked = no\nunlocked_by = code\n"))
+    }
+
     // MARK: the VT hand-off after a restart
 
     @Test func aDaemonStartedOnItsOwnVTHandsBackToTheVTKeptFromBefore() {

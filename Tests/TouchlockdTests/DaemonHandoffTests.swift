@@ -218,30 +218,29 @@ private func withDaemon(active: Int = 1, compositorHoldsMaster: Bool = true, rec
 /// Another way of covering (what a Wayland ext-session-lock-v1 client would be): no VT,
 /// the outputs and the input said taken or released when asked, each call recorded.
 final class RecordedCovering: Covering {
-    let hasTerminal = false
-    let displayFree = false
-    var report: ((Cover.Event) -> Void)?
+    var report: ((Cover.Report) -> Void)?
     private(set) var calls: [String] = []
-    /// Refuse the next `takeOutputs` with this reason.
+    /// Refuse the next `cover` with this reason.
     var refuse: String?
 
-    func showTerminal() { calls.append("show terminal") }
-    func handBackTerminal() { calls.append("hand back terminal") }
-    func takeOutputs() {
-        calls.append("take outputs")
-        if let why = refuse {
-            refuse = nil
-            report?(.outputsRefused(why))
-        } else {
-            report?(.outputsTaken)
+    func carryOut(_ request: Cover.Request) {
+        switch request {
+        case .cover:
+            calls.append("take outputs")
+            if let why = refuse {
+                refuse = nil
+                report?(.refused(why))
+            } else {
+                report?(.covered)
+            }
+        case .uncover:
+            calls.append("release outputs")
+            report?(.uncovered)
+        case .letGo:
+            calls.append("let outputs go")
         }
     }
-    func releaseOutputs() {
-        calls.append("release outputs")
-        report?(.outputsReleased)
-    }
     func holdInput(_ on: Bool) { calls.append(on ? "hold input" : "release input") }
-    func letOutputsGo() { calls.append("let outputs go") }
     func shutdown(_ exit: Cover.Exit) { calls.append(exit == .stayCovered ? "exit covered" : "exit uncovered") }
 }
 
@@ -262,15 +261,39 @@ struct DaemonHandoffTests {
             #expect(r.status.display == .handedOver && r.status.state == .unlocked)
             covering.refuse = "the compositor refused the session lock"
             let refused = r.lock()
+            try r.settle()
             #expect(refused().map { if case .failure(let e) = $0 { e.message } else { "answered" } }
                     == "cannot take the display: the compositor refused the session lock")
             #expect(r.status.state == .unlocked && r.status.lockPending == true)
             let granted = r.lock()
+            try r.settle()
             #expect(answered(granted()) == .locked)
             #expect(covering.calls.suffix(3) == ["take outputs", "take outputs", "hold input"])
             #expect(r.status.display == .shown && r.status.state == .locked)
             r.stop()
             #expect(covering.calls.last == "exit covered")
+        }
+    }
+
+    /// What a way of covering reports comes back through the loop, never inside the call
+    /// that asked for it: a `lock` the covering grants at once is answered on a later loop
+    /// turn, status saying `taking` until then, and a refusal the same way.
+    @Test func aCoverGrantedAtOnceIsAnsweredFromTheLoopNotInsideTheRequest() throws {
+        let covering = RecordedCovering()
+        try withDaemon(compositorHoldsMaster: false, covering: covering) { r in
+            r.draw(unlockPattern)
+            let handedOver = try r.turn { r.events.last == .handedOver }
+            #expect(handedOver)
+            covering.refuse = "the compositor refused the session lock"
+            let refused = r.lock()
+            #expect(refused() == nil && r.status.display == .taking)
+            try r.settle()
+            #expect(refused().map { if case .failure(let e) = $0 { e.message } else { "answered" } }
+                    == "cannot take the display: the compositor refused the session lock")
+            let granted = r.lock()
+            #expect(granted() == nil && r.status.display == .taking)
+            try r.settle()
+            #expect(answered(granted()) == .locked && r.status.display == .shown)
         }
     }
 
@@ -283,10 +306,12 @@ struct DaemonHandoffTests {
             #expect(r.vt.activations == ["activate 8"])
             #expect(r.status.display == .taking)
             r.handoff.acquireSignal()  // the kiosk let its VT go: ours is on screen
+            try r.settle()
             #expect(r.status.display == .notShown)
             #expect(r.status.displayReason?.contains("drmSetMaster") == true)
             #expect(r.vt.activations == ["activate 8", "activate 1"])  // our VT goes back
             r.handoff.releaseSignal()
+            try r.settle()
             #expect(r.vt.active == 1 && !r.ourFrameShown)
             #expect(!r.events.contains(.handedOver))
             #expect(r.status.state == .locked && r.status.display == .notShown)
@@ -316,8 +341,10 @@ struct DaemonHandoffTests {
             #expect(r.vt.active == 1 && r.status.display == .taking)
             // The switch times out: the lock screen stays on the screen.
             r.switchTimesOut()
+            try r.settle()
             #expect(r.status.display == .notShown && r.ourFrameShown)
             r.switchTimesOut()
+            try r.settle()
             #expect(r.vt.activations.filter { $0 == "activate 8" }.count == 2)
             // The kernel switches at last: ours is shown, the mode set again on it (whatever
             // the VT before did to the screen), nothing of the lock screen lost.
@@ -362,6 +389,7 @@ struct DaemonHandoffTests {
             #expect(r.status.display == .handingOver && !r.events.contains(.handedOver))
             #expect(r.runtime.load().unlocked?.method == .pattern)
             r.handoff.releaseSignal()  // the kernel switches to the kiosk's VT
+            try r.settle()
             #expect(r.vt.calls.last == "allow release" && r.vt.active == 1)
             #expect(r.events.last == .handedOver)
             #expect(r.status.display == .handedOver && r.status.state == .unlocked)
@@ -386,6 +414,7 @@ struct DaemonHandoffTests {
             #expect(atHandBack?.master == false && atHandBack?.outputs == [.handedOver, .handedOver])
             #expect(r.card.trace.filter { $0 == "drmDropMaster" }.count == 1)
             r.handoff.releaseSignal()
+            try r.settle()
             #expect(r.events.last == .handedOver && r.status.display == .handedOver)
         }
     }
@@ -465,6 +494,7 @@ struct DaemonHandoffTests {
             #expect(turned)
             let reply = r.lock(shown: true)
             r.handoff.acquireSignal()
+            try r.settle()
             #expect(r.status.display == .shown)
             #expect(reply() == nil)  // the display is ours; its frame is not on the screen yet
             let done = try r.turn { reply() != nil }
@@ -489,6 +519,7 @@ struct DaemonHandoffTests {
             let reply = r.lock()
             #expect(r.vt.activations == ["activate 8"] && reply() == nil)
             r.switchTimesOut()
+            try r.settle()
             guard case .failure(let refused)? = reply() else {
                 Issue.record("the lock was answered \(String(describing: reply()))")
                 return
@@ -515,8 +546,10 @@ struct DaemonHandoffTests {
             let turned = try r.turn { r.status.display == .handedOver }
             #expect(turned)
             r.handoff.acquireSignal()
+            try r.settle()
             #expect(r.vt.calls.suffix(2) == ["ack acquire", "activate 1"])
             r.handoff.releaseSignal()
+            try r.settle()
             #expect(r.vt.active == 1)
             try r.settle()
             #expect(!r.ourFrameShown && !r.card.trace.contains { $0.hasPrefix("drmSetMaster") })
@@ -532,6 +565,7 @@ struct DaemonHandoffTests {
             let shown = try r.turn { r.ourFrameShown }
             #expect(shown)
             r.handoff.releaseSignal()
+            try r.settle()
             #expect(r.vt.calls.last == "refuse release" && r.vt.active == 8)
             #expect(r.card.master && !r.card.trace.contains("drmDropMaster"))
             #expect(r.status.display == .shown && !r.events.contains(.handedOver))
@@ -636,6 +670,7 @@ struct DaemonHandoffTests {
             #expect(refused.code == .displayBusy && refused.message.contains("drmSetMaster"))
             #expect(r.vt.activations == ["activate 8", "activate 1"])
             r.handoff.releaseSignal()
+            try r.settle()
             #expect(r.vt.active == 1 && !r.ourFrameShown)
             #expect(r.status.lockPending == true)
 
