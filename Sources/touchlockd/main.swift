@@ -82,15 +82,20 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
 
 /// The compositor's connection, waited for while the compositor is not up yet (at boot the
 /// kiosk's session may come after this unit), up to `[display] wayland_wait_s`: tried again
-/// every 100 ms, before the loop runs (systemd's start timeout bounds it too; no watchdog
-/// runs before READY=1). Any other failure (the socket not ours to open) fails at once.
+/// every 100 ms, before the loop runs. The unit is ordered before the display manager
+/// (display-manager.service), which starts the compositor: waiting before READY=1 would
+/// hold that start until the wait gave up. So a start that has to wait says READY=1 (and
+/// STATUS= what it waits for) and keeps systemd's watchdog fed meanwhile; the lock comes
+/// once the compositor does. Any other failure (the socket not ours to open) fails at once.
 func connectWaiting(_ config: Config, _ loop: EventLoop, _ socket: String) throws(StartError) -> WaylandConnection {
     let start = EventLoop.now()
     var said = false
     while true {
         do {
             let c = try WaylandConnection(socket: config.waylandSocket, loop: loop)
-            if said { Log.info("cover = session-lock: the compositor at \(socket) answered after \((EventLoop.now() - start).milliseconds) ms") }
+            if said {
+                Log.info("cover = session-lock: the compositor at \(socket) answered after \((EventLoop.now() - start).milliseconds) ms")
+            }
             return c
         } catch {
             guard case .noCompositor = error, EventLoop.now() - start < config.waylandWait else {
@@ -99,8 +104,10 @@ func connectWaiting(_ config: Config, _ loop: EventLoop, _ socket: String) throw
             }
             if !said {
                 Log.info("cover = session-lock: \(error): waiting up to \(config.waylandWait.milliseconds / 1000) s for it to start")
+                ServiceNotify.send("READY=1\nSTATUS=waiting for the compositor at \(socket)")
                 said = true
             }
+            ServiceNotify.send("WATCHDOG=1")
             usleep(100_000)
         }
     }
