@@ -53,7 +53,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run_e2e import (RIGHT, CheckFailed, Guest, InfraError, inject, poll_screen,  # noqa: E402
                      save, stroke)
-from systemd_deploy import Deploy  # noqa: E402
+from systemd_deploy import APP_WAYLAND_LOG, Deploy  # noqa: E402
 from systemd_plymouth import CHECKS as PLYMOUTH_CHECKS, FAULT_CHECKS as PLYMOUTH_FAULT_CHECKS, PlymouthBoot, install_theme  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,7 +184,9 @@ def labwc_kiosk(r, dropin):
     conf = os.path.join(r, "home/kiosk/.config/labwc")
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "autostart"), "w") as f:
-        f.write("weston-simple-touch >/dev/null 2>&1 &\n")
+        # The app's Wayland events logged (WAYLAND_DEBUG): the witness of every touch that
+        # reaches it (systemd_deploy.py's app_touches), whatever it draws.
+        f.write(f"WAYLAND_DEBUG=client weston-simple-touch 2>>{APP_WAYLAND_LOG} >/dev/null &\n")
     with open(os.path.join(conf, "rc.xml"), "w") as f:
         f.write('<?xml version="1.0"?>\n<labwc_config>\n  <windowRules>\n'
                 '    <windowRule identifier="*" serverDecoration="no">\n'

@@ -73,7 +73,7 @@ install -m 0755 "$CACHE/bin/touchinject" "$R/usr/local/bin/touchinject"
 VERSION=$(dpkg-deb -f "$DEB" Version)
 rm -rf "$DIR/upgrade"
 dpkg-deb -R "$DEB" "$DIR/upgrade"
-for n in 1 2; do
+for n in 1 2 3 4; do
     sed -i "s/^Version: .*/Version: $VERSION+vmupgrade$n/" "$DIR/upgrade/DEBIAN/control"
     dpkg-deb -Zgzip -z1 -b "$DIR/upgrade" "$R/root/touchlock-upgrade-$n.deb" >/dev/null
 done
