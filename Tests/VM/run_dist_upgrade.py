@@ -36,6 +36,9 @@ from systemd_deploy import (LOCK_BACK_LIMIT_S, Deploy, Kiosk, cell_hit, cell_str
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# The guest's memory (the root is in RAM): used and available, from /proc/meminfo.
+MEM = ("awk '/^MemTotal:/ {t = $2} /^MemAvailable:/ {a = $2} END"
+       " {printf \"%d MB used, %d MB available\\n\", (t - a) / 1024, a / 1024}' /proc/meminfo")
 KEEP_CELLS = 6                    # places kept for the strokes after the unlock
 UPGRADE = ("DEBIAN_FRONTEND=noninteractive apt-get -y -o Dpkg::Options::=--force-confold"
            " -o Dpkg::Options::=--force-confdef full-upgrade")
@@ -72,7 +75,7 @@ def dist_upgrade(args):
         before = {
             "release": one(g, "cat /etc/debian_version"),
             "touchlock": one(g, "dpkg-query -W -f='${Version}\\n' touchlock"),
-            "mem": one(g, "free -m | awk '/^Mem:/ {print $3 \" MB used, \" $7 \" MB available\"}'"),
+            "mem": one(g, MEM),
         }
         t = time.monotonic()
         rc, lines = g.run("apt-get -q update </dev/null 2>&1 | tail -n 3", timeout=600, check=False)
@@ -106,7 +109,7 @@ def dist_upgrade(args):
         g.run("(cat /tmp/touches >&3 &); rm -f /root/upgrade.rc; (" + UPGRADE
               + " </dev/null >/root/upgrade.log 2>&1; echo $? >/root/upgrade.rc) &", check=False)
         pids = [(0.0, old)]
-        rc, last_print = None, 0.0
+        rc, last_print, low = None, 0.0, 1 << 30
         while time.monotonic() - t0 < args.upgrade_timeout:
             time.sleep(5)
             try:
@@ -121,7 +124,9 @@ def dist_upgrade(args):
                     prog = one(g, "echo \"$(grep -c '^Unpacking ' /root/upgrade.log) unpacked,"
                                   " $(grep -c '^Setting up ' /root/upgrade.log) set up:"
                                   " $(tail -n 1 /root/upgrade.log | cut -c1-100)\"")
-                    print(f"dist-upgrade: {now:.0f} s: {prog}; screendumps {len(d.dumper.frames)},"
+                    mem = one(g, MEM)
+                    low = min(low, int(mem.split(" MB available")[0].split()[-1])) if "available" in mem else low
+                    print(f"dist-upgrade: {now:.0f} s: {prog}; {mem}; screendumps {len(d.dumper.frames)},"
                           f" showing the app {sum(1 for _, k in d.dumper.frames if k == 'app')}", flush=True)
                 if done:
                     rc = done
@@ -153,7 +158,7 @@ def dist_upgrade(args):
         after = {
             "release": one(g, "cat /etc/debian_version"),
             "touchlock": one(g, "dpkg-query -W -f='${Version}\\n' touchlock"),
-            "mem": one(g, "free -m | awk '/^Mem:/ {print $3 \" MB used, \" $7 \" MB available\"}'"),
+            "mem": one(g, MEM),
         }
         n_restarts = g.show("touchlockd.service", "NRestarts")["NRestarts"]
         vt = d.active_vt()
@@ -186,7 +191,8 @@ def dist_upgrade(args):
         fig("full-upgrade", f"exit {rc} after {t_done - t0:.0f} s")
         fig("/etc/debian_version", f"{before['release']} -> {after['release']}")
         fig("touchlock", f"{before['touchlock']} -> {after['touchlock']}")
-        fig("guest memory after the upgrade", after["mem"])
+        fig("guest memory after the upgrade", after["mem"] + (f" (the least available during it: {low} MB)"
+                                                            if low < 1 << 30 else ""))
         fig("screendumps", f"{n}, every {1000 * sum(intervals) / max(1, len(intervals)):.0f} ms"
             f" (longest {1000 * max(intervals or [0]):.0f} ms): {kinds['lock']} lock screen, {kinds['app']} app,"
             f" {kinds['other']} other")
