@@ -259,12 +259,14 @@ class Dumper:
         with open(path, "rb") as f:
             return Image.from_ppm(f.read())
 
-    def start(self, keys=False):
-        """keys: Ctrl+Alt+F1 is pressed every KEYS_EVERY_S between the screendumps."""
+    def start(self, keys=False, keys_every=KEYS_EVERY_S):
+        """keys: Ctrl+Alt+F1 is pressed every keys_every seconds between the screendumps."""
         self.keys = keys
+        self.keys_every = keys_every
         self.keys_sent = 0
         self.frames = []          # (host time, kind)
         self.first_app = None     # the first screendump showing the app, kept as evidence
+        self.first = None         # the first screendump of all
         self.kept = {}            # kind -> its first screendump, for the kinds in keep
         self.last = None
         self.error = None
@@ -283,10 +285,12 @@ class Dumper:
                 if self.keys and t >= next_key:
                     self._cmd(ctrl_alt_f1)
                     self.keys_sent += 1
-                    next_key = t + KEYS_EVERY_S
+                    next_key = t + self.keys_every
                 img = self.dump(n)
                 kind = self.kind(img)
                 self.frames.append(((t + time.monotonic()) / 2, kind))
+                if self.first is None:
+                    self.first = img
                 if kind == "app" and self.first_app is None:
                     self.first_app = img
                 if kind in self.keep and kind not in self.kept:

@@ -8,7 +8,10 @@
 # initramfs, boots it under QEMU and runs the checks. Two copies of the package with
 # higher versions are put in the root for the upgrade checks. Runs as root.
 #
-#   scripts/vm/systemd.sh [--release bookworm|trixie] [--deb FILE] [run_systemd.py options, e.g. --out DIR]
+#   scripts/vm/systemd.sh [--release bookworm|trixie] [--deb FILE] [--prepare-only] [run_systemd.py options, e.g. --out DIR]
+#
+# --prepare-only: stops once the root with the package is ready ($CACHE/systemd/root, or
+# $CACHE/systemd-RELEASE/root), for a script that boots it otherwise (scripts/vm/dist-upgrade.sh).
 #
 # --release trixie: the same on Debian 13, with its own kernel (6.12), systemd 257 and cage
 # 0.2.0, the package built here (on Debian 12) installed as it is; its root and kernel are
@@ -29,6 +32,11 @@ fi
 if [ "${1:-}" = "--deb" ]; then
     DEB=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
     shift 2
+fi
+PREPARE_ONLY=0
+if [ "${1:-}" = "--prepare-only" ]; then
+    PREPARE_ONLY=1
+    shift
 fi
 
 # dpkg and systemctl run in a chroot, and the root's files are root's.
@@ -80,6 +88,10 @@ done
 rm -rf "$DIR/upgrade"
 t2=$(date +%s)
 echo "vm-systemd: prepared in $((t1 - t0)) s, root with the package in $((t2 - t1)) s"
+if [ "$PREPARE_ONLY" = 1 ]; then
+    echo "vm-systemd: the root with the package: $R"
+    exit 0
+fi
 
 exec python3 "$ROOT/Tests/VM/run_systemd.py" --release "$RELEASE" --vmlinux "$KERNEL" --root "$R" \
     --initrd "$DIR/initrd.cpio" --out "$OUT" "$@"
