@@ -42,7 +42,7 @@ SCALE=${TOUCHLOCK_TEST_TIME_SCALE:-10}
 case "$TIMEOUT" in ''|*[!0-9]*) die "--timeout takes whole minutes, not '$TIMEOUT'" ;; esac
 
 "$ROOT/scripts/install-packages" arm64-tests qemu-system-arm:/usr/bin/qemu-system-aarch64 \
-    mmdebstrap:/usr/bin/mmdebstrap e2fsprogs:/usr/sbin/mke2fs
+    mmdebstrap:/usr/bin/mmdebstrap e2fsprogs:/usr/sbin/mke2fs cpio:/usr/bin/cpio
 in13() { "$ROOT/scripts/debian13" --run "$@"; }
 R13=$(ls -d "$ROOT"/.build/debian13/root-* 2>/dev/null | head -n 1)
 [ -n "$R13" ] || die "no Debian 13 root: run scripts/release-arm64 first"
