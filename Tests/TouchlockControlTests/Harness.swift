@@ -27,6 +27,18 @@ final class Harness {
         var replies: [String] { lines.filter { !$0.contains("\"event\"") } }
     }
 
+    /// How many times longer the tests wait where the wait is their own choice, not a bound
+    /// of the server: TOUCHLOCK_TEST_TIME_SCALE, which scripts/vm/arm64-tests.sh sets for
+    /// the tests run under emulation (there every instruction is emulated); 1 elsewhere.
+    static let timeScale: Int64 = {
+        guard let raw = getenv("TOUCHLOCK_TEST_TIME_SCALE") else { return 1 }
+        let text = String(cString: raw)
+        guard let n = Int64(text), (1...100).contains(n) else {
+            fatalError("TOUCHLOCK_TEST_TIME_SCALE: expected a whole number from 1 to 100, found '\(text)'")
+        }
+        return n
+    }()
+
     init(limits: ControlServer.Limits = ControlServer.Limits()) throws {
         var template = Array("/tmp/touchlock-ctl-test.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", .current) }
@@ -83,12 +95,14 @@ final class Harness {
 
     /// Runs the loop until `condition` holds (checked whenever a watched client reads)
     /// or `timeout` passes; true if the condition was met. A loop that blocked would
-    /// never get back to its timer, so returning at all shows it did not.
+    /// never get back to its timer, so returning at all shows it did not. The timeout is
+    /// only how long the test waits, so it is stretched by `timeScale` where the tests run
+    /// emulated.
     @discardableResult
     func run(timeout: Interval = .milliseconds(5000), until condition: @escaping () -> Bool) throws -> Bool {
         if condition() { return true }
         var timedOut = false
-        let timer = loop.schedule(at: EventLoop.now() + timeout) { [loop] _ in
+        let timer = loop.schedule(at: EventLoop.now() + Interval(microseconds: timeout.microseconds * Harness.timeScale)) { [loop] _ in
             timedOut = true
             loop.stop()
         }
