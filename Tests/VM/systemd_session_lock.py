@@ -280,7 +280,7 @@ class SessionLockPhase:
     def to_sway(self):
         """greetd's session runs sway instead of labwc (full screen, no borders, the same
         app): labwc's end ends touchlockd (status 1), systemd starts it again, and it waits
-        for sway's socket, the same name, as at boot."""
+        for a compositor as at boot; sway's socket, named in the config, is the one it covers."""
         d, g = self.d, self.g
         d.ensure_kiosk("the switch to sway")
         st = d.status()
@@ -301,27 +301,36 @@ class SessionLockPhase:
         ended = self.journal_wait(since, "to be started again for the next compositor", 15)
         if not ended:
             raise CheckFailed(f"touchlockd {old} did not say it ends with labwc's connection")
-        _, lines = g.run(f"journalctl -b -o cat --no-pager -u touchlockd | grep -e 'waiting up to' | tail -n 1",
-                         check=False)
+        # The touchlockd systemd starts again after it waits for a compositor (none is up).
+        lines = self.journal_wait(since, "waiting up to", 20)
         d.k.compositor = "sway"
         self.switched = True
-        t = g.uptime()
         g.run(d.k.start, check=False)
-        try:
-            new = wait_pid(d, old, 60)
-        except CheckFailed:
-            _, why = g.run(f"systemctl status --no-pager {d.k.unit} touchlockd | tail -n 30; ls -la /run/user/*/",
-                           check=False, timeout=30)
-            print("vm-systemd: sway: " + " | ".join(why)[-3000:], flush=True)
-            raise
-        _, j = g.run("journalctl -b -o cat --no-pager -u touchlockd | grep -e 'answered after' | tail -n 1",
-                     check=False)
-        st = d.status()
-        print(f"vm-systemd: sway: touchlockd {old} -> {new}; waited: {' | '.join(lines)}; {' | '.join(j)};"
+        # The socket sway makes (wlroots takes the first free name: sway's is wayland-1 here,
+        # where labwc's was wayland-0): named in the config, touchlockd started again for it,
+        # as an integrator names the compositor's socket.
+        _, uid = g.run("id -u kiosk")
+        run_dir = f"/run/user/{uid[-1].strip()}"
+        deadline = time.monotonic() + 60
+        sock = None
+        while time.monotonic() < deadline and not sock:
+            _, ls = g.run(f"ls {run_dir} 2>/dev/null | grep -x 'wayland-[0-9]*'; true", check=False)
+            sock = next((l.strip() for l in ls if l.strip().startswith("wayland-")), None)
+            if not sock:
+                time.sleep(1)
+        if not sock:
+            _, why = g.run(f"systemctl status --no-pager {d.k.unit} | tail -n 20", check=False, timeout=30)
+            raise CheckFailed("sway made no Wayland socket within 60 s: " + " | ".join(why)[-2000:])
+        if sock != "wayland-0":
+            g.run(f"sed -i 's#^wayland_socket = .*#wayland_socket = {run_dir}/{sock}#' {CONF}"
+                  " && timeout 50 systemctl restart touchlockd", timeout=60, check=False)
+        st = wait_status(d, lambda s: s.get("cover") == "session-lock", 60)
+        new = d.main_pid()
+        print(f"vm-systemd: sway: its socket {sock}; touchlockd {old} -> {new}; waited: {' | '.join(lines)};"
               f" status {json.dumps(st)[:300]}", flush=True)
-        if not lines or not j:
-            raise CheckFailed("the journal does not say the new touchlockd waited for the compositor and found it")
-        if st.get("cover") != "session-lock" or st["state"] != "unlocked":
+        if not lines:
+            raise CheckFailed("the journal does not say the touchlockd after labwc's end waited for a compositor")
+        if st["state"] != "unlocked" or sock not in st.get("cover_reason", ""):
             raise CheckFailed("status under sway: " + json.dumps(st))
         img = d.screendump()
         d.rect = (0, 0, img.width, img.height)      # sway tiles the app over the whole output
@@ -332,8 +341,6 @@ class SessionLockPhase:
         d.kiosk = d.kiosk_pids()
         if not d.kiosk["compositor"] or not d.kiosk["app"]:
             raise CheckFailed(f"sway or weston-simple-touch not running: {d.kiosk}")
-        d.run.figure("sway's start (greetd started) to touchlockd ready under it (guest)",
-                          f"{wait_ready(d) - t:.2f} s")
         img, _ = d.strokes_until_marked("a touch on the app under sway", d.take_cells(3))
         d.marks = marks(img, d.rect)
         d.cover_label = self.label
@@ -350,18 +357,12 @@ class SessionLockPhase:
                 self.d.event(name, cmd, seconds, True)
 
 
-def wait_pid(d, old, timeout):
-    """The main PID of touchlockd, active and other than `old`, within `timeout` s."""
+def wait_status(d, predicate, timeout):
+    """touchlockd's status once its control socket answers and `predicate` holds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        p = d.main_pid()
-        if p and p != old:
-            return p
-        time.sleep(0.5)
-    raise CheckFailed(f"no new touchlockd active within {timeout} s (was {old})")
-
-
-def wait_ready(d):
-    """When the unit became active (READY=1), guest uptime."""
-    v = d.g.show("touchlockd.service", "ActiveEnterTimestampMonotonic")
-    return int(v["ActiveEnterTimestampMonotonic"]) / 1e6
+        st = d.status(check=False)
+        if st and predicate(st):
+            return st
+        time.sleep(1)
+    raise CheckFailed(f"no status from touchlockd within {timeout} s that says the session lock: {d.status(check=False)}")
