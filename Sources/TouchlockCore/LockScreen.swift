@@ -85,6 +85,9 @@ public struct LockScreen: Sendable {
         case blankDisplay
         /// Switch it on again: a touch or a key came (and is not taken as input).
         case wakeDisplay
+        /// The device went idle (logind's idle hint): the screen is about to blank, or the
+        /// idle lock is locking it, whatever the cover does before "locked" is told.
+        case wentIdle
 
         /// Whether this takes the display or the input from the kiosk app (what must not
         /// happen before "locked" is on record).
@@ -92,7 +95,7 @@ public struct LockScreen: Sendable {
             switch self {
             case .grabInput: true
             case .cover(let a): a == .showTerminal || a == .takeOutputs
-            case .verify, .store, .enroll, .notify, .armTimer, .redraw, .releaseInput, .blankDisplay, .wakeDisplay: false
+            case .verify, .store, .enroll, .notify, .armTimer, .redraw, .releaseInput, .blankDisplay, .wakeDisplay, .wentIdle: false
             }
         }
     }
@@ -879,9 +882,9 @@ public struct LockScreen: Sendable {
         var out: [Action] = []
         for a in actions {
             switch a {
-            case .blank: out.append(.blankDisplay)
+            case .blank: out += [.wentIdle, .blankDisplay]
             case .wake: out.append(.wakeDisplay)
-            case .lock: out += lock(at: now)
+            case .lock: out += [.wentIdle] + lock(at: now)
             case .armTimer(let t): out.append(.armTimer(t))
             }
         }

@@ -42,7 +42,8 @@ final class Daemon {
     var onEvent: ((LockEvent) -> Void)?
     /// Told of each touch and key, with its time (logind's idle hint).
     var onActivity: ((Instant) -> Void)?
-    /// Told when the screen blanks or the idle lock locks (logind's idle hint).
+    /// Told when the screen blanks or the idle lock locks (logind's idle hint): the lock
+    /// screen's `wentIdle`.
     var onIdle: (() -> Void)?
     /// What the daemon after this one starts from (locked or not, the VT to return to),
     /// kept beside the control socket; nil: not kept (`--once`).
@@ -520,8 +521,9 @@ final class Daemon {
                 for m in mirrors { m.presenter.redraw() }
             case .cover(let action):
                 carryOut(action)
-            case .blankDisplay:
+            case .wentIdle:
                 onIdle?()
+            case .blankDisplay:
                 for p in presenters {
                     p.blankScreen()
                     backlights[p.display.name]?.switchOff()
@@ -640,10 +642,7 @@ final class Daemon {
         loop.schedule(at: t) { [unowned self] now in
             self.armedTimers.remove(t)
             let before = Status.State(self.lock.session.state)
-            let actions = self.lock.timer(at: now)
-            // The idle lock.
-            if actions.contains(where: { if case .notify(.locked) = $0 { true } else { false } }) { self.onIdle?() }
-            self.perform(actions)
+            self.perform(self.lock.timer(at: now))
             // A lockout's or an error's end changes the state with no event: the textfile
             // says so now, not at the next event.
             if Status.State(self.lock.session.state) != before { self.textfile?.changed() }

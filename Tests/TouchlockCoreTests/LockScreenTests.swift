@@ -138,9 +138,11 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         _ = s.touches([ScreenTouch(id: 9, phase: .ended, point: Point(x: 5, y: 5))], at: at(end + 30_100_000))
         #expect(s.timer(at: at(end + 60_500_000)) == [.armTimer(at(end + 90_100_000))])
         if case .unlocked = s.session.state {} else { Issue.record("locked early: \(s.session.state)") }
-        // Nothing since: it locks (the display is asked back first).
-        #expect(s.timer(at: at(end + 90_100_000)) == [.cover(.takeOutputs)])
-        #expect(s.cover(.outputsTaken, at: at(end + 90_200_000)).contains(.notify(.locked)))
+        // Nothing since: it locks (the display is asked back first), and says at once that
+        // the device went idle: "locked" comes only once the display is taken.
+        #expect(s.timer(at: at(end + 90_100_000)) == [.wentIdle, .cover(.takeOutputs)])
+        let taken = s.cover(.outputsTaken, at: at(end + 90_200_000))
+        #expect(taken.contains(.notify(.locked)) && !taken.contains(.wentIdle))
     }
 
     @Test func withoutIdleLockNothingWakesWhileUnlocked() {
@@ -162,6 +164,7 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         guard case .armTimer(let next)? = early.last else { Issue.record("no timer re-armed: \(early)"); return }
         let off = s.timer(at: next)
         #expect(off.contains(.blankDisplay) && s.blanked)
+        #expect(off.firstIndex(of: .wentIdle)! < off.firstIndex(of: .blankDisplay)!)
         // Blank: no timer is left for the screen (no wake-ups while off).
         #expect(!off.contains { if case .armTimer = $0 { true } else { false } })
         // The touch that wakes it is not input: it lands on node 0 and drags to 1 and 2.

@@ -220,8 +220,8 @@ private func text(_ path: String) -> String {
 @Suite(.serialized) struct LogindTrustProcessTests {
     /// A daemon on `bus` with the pattern 0-4-8-5 enrolled and drawn once, unlocked and
     /// watching logind.
-    private func unlockedDaemon(on bus: PrivateSystemBus) throws -> DaemonProcess {
-        let d = try DaemonProcess(config: "error_hold_ms = 100\n")
+    private func unlockedDaemon(on bus: PrivateSystemBus, config: String = "") throws -> DaemonProcess {
+        let d = try DaemonProcess(config: "error_hold_ms = 100\n" + config)
         try d.enrollPattern([0, 4, 8, 5])
         let replay = d.dir + "/unlock.evemu"
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 4, 8, 5]], on: screen).utf8))
@@ -296,6 +296,21 @@ private func text(_ path: String) -> String {
         // logind's own Lock locks.
         #expect(try bus.command("lock \(session)") == "ok")
         #expect(waitFor(10_000) { (try? d.status().state) == .locked }, "\(d.log)")
+    }
+
+    /// The idle lock tells logind the seat is idle, though "locked" comes a turn later,
+    /// once the display is taken (screen lockers and power managers go by the hint).
+    @Test func theIdleLockSetsTheIdleHint() throws {
+        let bus = try PrivateSystemBus()
+        let d = try unlockedDaemon(on: bus, config: "[lock]\nidle_s = 2\n")
+        #expect(waitFor(20_000) { (try? d.status().state) == .locked }, "no idle lock:\n\(d.log)")
+        #expect(d.log.contains("nothing touched for 2 s; locking"), "\(d.log)")
+        var hints = ""
+        #expect(waitFor(10_000) {
+            hints = (try? bus.command("idle")) ?? ""
+            return hints.hasSuffix(" 1")
+        }, "the idle hints set: '\(hints)'\n\(d.log)")
+        print("idle hints set by the idle lock: \(hints)")
     }
 
     @Test func aForgedPrepareForSleepDoesNotStopTheRealOneLocking() throws {

@@ -14,6 +14,7 @@ on its standard output:
   wake          Manager.PrepareForSleep(false)                              -> "ok"
   calls         the method calls received so far -> "calls N Get=.. Inhibit=.. ..."
   delays        the delays held now                                          -> "delays N"
+  idle          the idle hints set so far, in order    -> "idle 0 1 ..." ("idle" if none)
 Usage: logind_standin.py BUS-ADDRESS
 """
 import os
@@ -35,6 +36,7 @@ dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(sys.argv[1])
 calls = {}
 delays = {}  # read end of each delay's pipe -> its GLib watch
+idle_hints = []  # each SetIdleHint's argument, in order
 
 
 def counted(message):
@@ -79,7 +81,7 @@ class Session(dbus.service.Object):
 
     @dbus.service.method(SESSION, in_signature="b", out_signature="")
     def SetIdleHint(self, idle):
-        pass
+        idle_hints.append(1 if idle else 0)
 
 
 def emit(path, interface, member, signature=None, *args):
@@ -135,6 +137,8 @@ def command(fd, _condition):
             answer("calls %d %s" % (sum(calls.values()), " ".join("%s=%d" % kv for kv in sorted(calls.items()))))
         elif words[0] == "delays":
             answer("delays %d" % len(delays))
+        elif words[0] == "idle":
+            answer(" ".join(["idle"] + ["%d" % h for h in idle_hints]))
         else:
             answer("unknown command " + words[0])
     return True
