@@ -49,8 +49,6 @@ final class Daemon {
     /// kept beside the control socket; nil: not kept (`--once`).
     private let runtime: RuntimeFile?
     private var runtimeRecord: RuntimeRecord
-    /// The daemon before this one was unlocked: this one starts handed over.
-    private var startsHandedOver = false
     private var armedTimers: Set<Instant> = []
     /// The control client that asked for the enrollment on screen: if it goes away
     /// (touchlockctl gave up waiting), the enrollment is cancelled.
@@ -87,16 +85,13 @@ final class Daemon {
     private var lockReplies: [(Result<Status.State, ControlError>) -> Void] = []
     /// The failure count a damaged state file stands for.
     private let damagedCount: Int
-    /// What waits for the first frame (input, the control socket, the verifier), until it
-    /// has run.
+    /// The start, from the first frame to READY=1 (`Startup` decides).
+    private var startup = Startup()
+    /// What waits for the first frame (input, the control socket), run at the startup's
+    /// `openRest`.
     private var rest: (() -> Void)?
-    /// Runs `rest` if no frame could be submitted by then (a VT switch that does not
-    /// complete, a display that refuses frames).
-    private var restTimer: EventLoop.TimerID?
-    /// The first frame went out later than this after the start: `rest` runs anyway.
-    static let startupGrace = Interval.milliseconds(1000)
-    private var firstFrameShown = false
-    private var readySent = false
+    /// The startup's grace timer.
+    private var graceTimer: EventLoop.TimerID?
     /// The config files holding a hash that others can read (status `secrets_readable`).
     var secretsReadable: [String] = []
 
@@ -198,10 +193,9 @@ final class Daemon {
         watch(presenter.display)
         presenter.onFirstFrame = { [unowned self] in
             Log.info("first frame shown")
-            self.firstFrameShown = true
-            self.notifyReady()
+            self.startup(.firstFrameShown)
         }
-        presenter.onFirstSubmit = { [unowned self] in self.loop.deferred { self.finishStart() } }
+        presenter.onFirstSubmit = { [unowned self] in self.startup(.firstFrameSubmitted) }
         ours?.presenters = { [unowned self] in self.presenters }
         ours?.inputs = { [unowned self] in self.inputs }
         ours?.closeCard = { [unowned self] in self.closeCard?() }
@@ -354,10 +348,9 @@ final class Daemon {
         return g.next()
     }
 
-    /// Shows the first frame; once it is submitted (or could not be, after
-    /// `startupGrace`), runs `rest` (what can wait: input, the control socket), starts
-    /// the verifier and any replay. READY=1 goes out once both the frame is shown and
-    /// `rest` has run.
+    /// Shows the first frame; once it is submitted (or could not be, within the startup's
+    /// grace), runs `rest` (what can wait: input, the control socket), starts the verifier
+    /// and any replay. READY=1 goes out when `Startup` says.
     func start(then rest: @escaping () -> Void) {
         self.rest = rest
         info.show = { [unowned self] text in self.showInfo(text) }
@@ -370,45 +363,48 @@ final class Daemon {
         if let (method, at) = runtimeRecord.unlocked, covering.mayStartHandedOver,
            let actions = lock.beginHandedOver(unlockedBy: method, since: at, at: now) {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
-            startsHandedOver = true
             tally.startedUnlocked()
             perform(actions)
             for p in presenters { p.draw() }
-            loop.deferred { [unowned self] in self.finishStart() }
+            startup(.began(handedOver: true, at: now))
             return
         }
         perform(lock.begin(at: now))
         perform(lock.resume(at: now))
-        restTimer = loop.schedule(at: now + Self.startupGrace) { [unowned self] _ in self.finishStart() }
+        startup(.began(handedOver: false, at: now))
         for p in presenters { p.draw() }
         let inPlace = covering.terminalSteps?.displayFree ?? false
         if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
         coverEvent(.start(inPlace: inPlace))
     }
 
-    private func finishStart() {
-        guard let rest else { return }
-        self.rest = nil
-        if let t = restTimer { loop.cancel(t) }
-        restTimer = nil
-        rest()
-        verifier.start()
-        inputs?.start()
-        notifyReady()
-    }
-
-    /// READY=1 once the lock screen is shown and the socket and the input are open.
-    /// Start-up is over then: what it freed goes back to the system.
-    private func notifyReady() {
-        guard firstFrameShown || startsHandedOver, rest == nil, !readySent else { return }
-        // A first frame drawn before the VT switch (on a boot splash's VT) is not the end of
-        // the start: plymouth is told to quit at READY=1, and must not while its VT is on
-        // screen (its text mode would bring the console back over ours).
-        if case .covering(.startup) = lock.cover.state { return }
-        readySent = true
-        ServiceNotify.send(startsHandedOver && lock.hold == .released ? "READY=1\nSTATUS=unlocked" : "READY=1\nSTATUS=locked")
-        textImageFile.save(textImages)
-        Heap.trim()
+    /// Tells the startup what happened, and carries out what it asks.
+    private func startup(_ event: Startup.Event) {
+        let actions = startup.handle(event, cover: lock.cover.state, holdsDisplay: lock.hold != .released)
+        for a in actions {
+            switch a {
+            case .armGrace(let t):
+                graceTimer = loop.schedule(at: t) { [unowned self] _ in
+                    self.graceTimer = nil
+                    self.startup(.graceEnded)
+                }
+            case .cancelGrace:
+                if let t = graceTimer { loop.cancel(t) }
+                graceTimer = nil
+            case .openRest:
+                loop.deferred { [unowned self] in
+                    self.rest?()
+                    self.rest = nil
+                    self.verifier.start()
+                    self.inputs?.start()
+                    self.startup(.restOpened)
+                }
+            case .ready(let unlocked):
+                ServiceNotify.send(unlocked ? "READY=1\nSTATUS=unlocked" : "READY=1\nSTATUS=locked")
+                textImageFile.save(textImages)
+                Heap.trim()
+            }
+        }
     }
 
     // MARK: the VT hand-off
@@ -416,7 +412,7 @@ final class Daemon {
     /// Tells the lock screen's cover what the VT, the outputs or a client did.
     private func coverEvent(_ event: Cover.Event) {
         perform(lock.cover(event, at: EventLoop.now()))
-        if !readySent { notifyReady() }
+        if startup.phase != .ready { startup(.coverMoved) }
     }
 
     /// Carries out what the cover asks: its requests by the way of covering (and a VT
