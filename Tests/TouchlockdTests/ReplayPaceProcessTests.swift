@@ -42,9 +42,10 @@ import TouchlockSystem
 
     /// `[metrics] textfile`: what node_exporter reads, parsed by Prometheus' own parser.
     /// The python3 the tests run with (`scripts/setup --test` installs Debian's prometheus_client).
+    /// Debian's python3, which has the python3-prometheus-client scripts/setup installs
+    /// (not whichever python3 comes first on PATH).
     static var python: String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/python3" }.first { access($0, X_OK) == 0 }
+        access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : nil
     }
 
     @Test(.enabled(if: python != nil))
