@@ -50,6 +50,8 @@ final class Daemon {
     private let runtime: RuntimeFile?
     private var runtimeRecord: RuntimeRecord
     private var armedTimers: Set<Instant> = []
+    /// The outputs are handed their scenes at the end of this turn (`scenesChanged`).
+    private var scenesQueued = false
     /// The control client that asked for the enrollment on screen: if it goes away
     /// (touchlockctl gave up waiting), the enrollment is cancelled.
     private var enrollingClient: Int?
@@ -179,10 +181,7 @@ final class Daemon {
         }
         lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
         lock.covers(withTerminal: self.covering.terminalSteps != nil, asksAtStart: self.covering.asksAtStart)
-        var scene: () -> Scene = { fatalError("the presenter drew before the daemon was made") }
-        presenter = Presenter(display: display, loop: loop, shown: self.covering.terminalSteps == nil, textImages: textImages,
-                              scene: { scene() })
-        scene = { [unowned self] in self.lock.scene }
+        presenter = Presenter(display: display, loop: loop, shown: self.covering.terminalSteps == nil, textImages: textImages)
         presenter.onShown = { [unowned self] t in
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
@@ -239,13 +238,11 @@ final class Daemon {
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.terminalSteps == nil,
-                          textImages: textImages, scene: { [unowned self, weak display] in
-                              self.lock.scene(laidOutAs: self.mirrors.first { $0.presenter.display === display }?.view ?? view)
-                          })
+                          textImages: textImages)
         watch(display)
         mirrors.append((p, view))
         Log.info("output \(display.name): \(display.size.width)x\(display.size.height), \(Int(density.dpi.rounded())) dpi, shows the lock screen too")
-        p.redraw()
+        scenesChanged()
     }
 
     /// The outputs a hotplug removed (already torn down by their card).
@@ -365,14 +362,14 @@ final class Daemon {
             Log.info("unlocked before this start (by \(method.rawValue)): the screen stays the kiosk's")
             tally.startedUnlocked()
             perform(actions)
-            for p in presenters { p.draw() }
+            showScenes()
             startup(.began(handedOver: true, at: now))
             return
         }
         perform(lock.begin(at: now))
         perform(lock.resume(at: now))
         startup(.began(handedOver: false, at: now))
-        for p in presenters { p.draw() }
+        showScenes()
         let inPlace = covering.terminalSteps?.displayFree ?? false
         if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
         coverEvent(.start(inPlace: inPlace))
@@ -513,8 +510,7 @@ final class Daemon {
             case .armTimer(let t):
                 arm(t)
             case .redraw:
-                presenter.redraw(after: eventTime)
-                for m in mirrors { m.presenter.redraw() }
+                scenesChanged(after: eventTime)
             case .cover(let action):
                 carryOut(action)
             case .wentIdle:
@@ -537,6 +533,26 @@ final class Daemon {
                 covering.holdInput(false)
             }
         }
+    }
+
+    /// The lock screen changed: each output is handed its scene once, at the end of this
+    /// turn of the loop, whatever else changes in it. `eventTime`: the input event behind
+    /// the change, for the latency figures.
+    private func scenesChanged(after eventTime: Instant? = nil) {
+        presenter.sceneDue(after: eventTime)
+        for m in mirrors { m.presenter.sceneDue(after: nil) }
+        guard !scenesQueued else { return }
+        scenesQueued = true
+        loop.deferred { [unowned self] in
+            self.scenesQueued = false
+            self.showScenes()
+        }
+    }
+
+    /// Hands each output the lock screen's scene, laid out for it.
+    private func showScenes() {
+        presenter.show(lock.scene)
+        for m in mirrors { m.presenter.show(lock.scene(laidOutAs: m.view)) }
     }
 
     /// Tells the log, the service manager and subscribers, in that order.

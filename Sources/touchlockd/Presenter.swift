@@ -3,17 +3,21 @@ import TouchlockDisplay
 import TouchlockRender
 import TouchlockSystem
 
-/// Draws scenes into the shadow buffer and shows them: only the damage is drawn, at most
-/// one frame is in flight, and damage that arrives meanwhile is shown by the next. It
-/// also hands the display over (after the frame that clears the screen) and takes it back.
+/// Draws the scenes it is handed into the shadow buffer and shows them: only the damage is
+/// drawn, at most one frame is in flight, and damage that arrives meanwhile is shown by the
+/// next. It also hands the display over (after the frame that clears the screen) and takes
+/// it back. It never asks for a scene: the daemon says one is due (`sceneDue`) and hands
+/// it over at the end of the loop's turn (`show`).
 final class Presenter {
     let display: Display
     let shadow: ShadowBuffer
     private let renderer: Renderer
     private let loop: EventLoop
-    /// The scene to show now.
-    private let scene: () -> Scene
+    /// The scene to show now: the last one handed over.
+    private var scene: Scene?
     private var drawnScene: Scene?
+    /// A new scene is due on this turn of the loop (`sceneDue`, then `show`).
+    private var sceneComing = false
     /// Damage drawn into the shadow buffer and not yet presented.
     private var unpresented: Damage
     private var redrawQueued = false
@@ -54,11 +58,10 @@ final class Presenter {
     /// `shown`: the display is ours from the start; else nothing is shown before `take`
     /// (a VT switch brings it).
     /// `textImages`: the masks of text drawn before, shared by every output.
-    init(display: Display, loop: EventLoop, shown: Bool, textImages: TextImages, scene: @escaping () -> Scene) {
+    init(display: Display, loop: EventLoop, shown: Bool, textImages: TextImages) {
         self.display = display
         released = !shown
         self.loop = loop
-        self.scene = scene
         shadow = ShadowBuffer(size: display.size)
         renderer = Renderer(shadow: shadow)
         renderer.textImages = textImages
@@ -67,10 +70,23 @@ final class Presenter {
         display.onRedrawNeeded = { [unowned self] in self.presentAll() }
     }
 
-    /// Asks for the current scene to be drawn on this loop turn's end; `eventTime` is the
-    /// input event that caused it, for the latency figures.
-    func redraw(after eventTime: Instant? = nil) {
+    /// A new scene comes on this turn of the loop (`show`): until it has, nothing counts as
+    /// shown. `eventTime` is the input event that changed it, for the latency figures.
+    func sceneDue(after eventTime: Instant?) {
         if pendingEventTime == nil { pendingEventTime = eventTime }
+        sceneComing = true
+    }
+
+    /// Draws `scene`, the damage from the one drawn before, and presents it.
+    func show(_ scene: Scene) {
+        self.scene = scene
+        sceneComing = false
+        draw()
+    }
+
+    /// Draws the scene it has again, on this loop turn's end (the output taken back, or
+    /// given a new buffer).
+    func redraw() {
         if redrawQueued { return }
         redrawQueued = true
         loop.deferred { [unowned self] in
@@ -81,13 +97,13 @@ final class Presenter {
 
     /// Draws the damaged part of the current scene into the shadow buffer, and presents
     /// it unless a frame is already in flight (then the next completion presents it).
-    func draw() {
+    private func draw() {
+        guard let scene else { return }
         if display.isHoldingFrame {
             drawHeld = true
             return
         }
         drawHeld = false
-        let scene = self.scene()
         let damage = scene.damage(from: drawnScene)
         drawnScene = scene
         if !damage.isEmpty {
@@ -140,7 +156,7 @@ final class Presenter {
     private func runShownWaiters() {
         guard !shownWaiters.isEmpty else { return }
         let waiting = !released && !blank && display.state.isActive
-            && (redrawQueued || drawHeld || display.isBusy || !unpresented.isEmpty)
+            && (redrawQueued || sceneComing || drawHeld || display.isBusy || !unpresented.isEmpty)
         guard !waiting else { return }
         let run = shownWaiters
         shownWaiters = []
@@ -212,7 +228,7 @@ final class Presenter {
     private func settle() {
         defer { runShownWaiters() }
         // A lost output shows nothing of the secret either: it does not hold a hand-over up.
-        guard !redrawQueued, (!display.isBusy && unpresented.isEmpty) || !display.state.isActive else { return }
+        guard !redrawQueued, !sceneComing, (!display.isBusy && unpresented.isEmpty) || !display.state.isActive else { return }
         if stopPending {
             stopPending = false
             loop.stop()
@@ -233,7 +249,7 @@ final class Presenter {
 
     /// Whether input up to `eventTime` still waits to be drawn or shown.
     func awaits(_ eventTime: Instant) -> Bool {
-        if let p = pendingEventTime, p <= eventTime, redrawQueued || drawHeld || !unpresented.isEmpty { return true }
+        if let p = pendingEventTime, p <= eventTime, redrawQueued || sceneComing || drawHeld || !unpresented.isEmpty { return true }
         if let f = inFlightEventTime, f >= eventTime { return true }
         return false
     }
