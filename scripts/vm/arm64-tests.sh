@@ -100,7 +100,7 @@ KEY=$( (echo "$INCLUDE"; sed -n '/^# 2\. The arm64 root/,/^step "arm64 root/p' "
 if [ ! -f "$A/.ready-$KEY" ]; then
     as_root rm -rf "$A"
     mkdir -p "$(dirname "$A")"
-    MIRROR=$(sed -n 's/^deb \([^ ]*\) trixie main$/\1/p' "$R13/etc/apt/sources.list" | head -n 1)
+    MIRROR=$(sed -n 's/^deb \([^ ]*\) trixie main$/\1/p' "$ROOT/.build/debian13/sources.list" | head -n 1)
     as_root mmdebstrap --variant=extract --architectures=arm64 --include="$INCLUDE" \
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
