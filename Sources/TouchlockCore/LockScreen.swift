@@ -72,10 +72,10 @@ public struct LockScreen: Sendable {
         case notify(LockEvent)
         case armTimer(Instant)
         case redraw
-        /// What the cover asks of its executor (our VT, DRM master on the outputs, the
-        /// replies to `lock`); what comes of it is reported with `cover(_:at:)`. Taking the
-        /// display back is `showTerminal` or `takeOutputs`; handing it over once the frame
-        /// being drawn is shown (it shows nothing of the secret) is `releaseOutputs`.
+        /// What the cover asks of its executor (a way of covering, the replies to `lock`);
+        /// what comes of it is reported with `cover(_:at:)`. Taking the display back is
+        /// `ask(.cover)`; handing it over once the frame being drawn is shown (it shows
+        /// nothing of the secret) is `ask(.uncover)`.
         case cover(Cover.Action)
         /// Keep every touch and key from other programs (EVIOCGRAB).
         case grabInput
@@ -94,7 +94,7 @@ public struct LockScreen: Sendable {
         public var takesDisplayOrInput: Bool {
             switch self {
             case .grabInput: true
-            case .cover(let a): a == .showTerminal || a == .takeOutputs
+            case .cover(let a): a == .ask(.cover)
             case .verify, .store, .enroll, .notify, .armTimer, .redraw, .releaseInput, .blankDisplay, .wakeDisplay, .wentIdle: false
             }
         }
@@ -161,7 +161,7 @@ public struct LockScreen: Sendable {
     public var acceptHold = Interval.milliseconds(500)
     /// Whether the lock screen covers the screen, and what is under way: the one holder of
     /// that state (`hold` and `holdsInput` are read off it and the session).
-    public private(set) var cover = Cover(hasTerminal: false)
+    public private(set) var cover = Cover(coveredAtStart: true)
     /// Which contacts reach the pads: the first finger, palms, stuck contacts, the switch.
     public private(set) var fingers: Fingers
     /// The screen's power (blanking) and the idle lock.
@@ -362,10 +362,10 @@ public struct LockScreen: Sendable {
     /// and while a secret is enrolled on the screen.
     public var holdsInput: Bool { !isUnlocked || enrollment != nil }
 
-    /// Whether covering goes through a VT switch of our own (before `begin`).
-    /// `asksAtStart`: without a VT, the display is asked for at start (a session lock).
-    public mutating func covers(withTerminal: Bool, asksAtStart: Bool = false) {
-        cover = Cover(hasTerminal: withTerminal, asksAtStart: asksAtStart)
+    /// Whether the display is ours from the start, with nothing to ask (before `begin`):
+    /// else it is asked for at start (our VT, a compositor's session lock).
+    public mutating func covers(coveredAtStart: Bool) {
+        cover = Cover(coveredAtStart: coveredAtStart)
     }
 
     /// Whether touches and keys reach the gesture machines.
@@ -398,7 +398,7 @@ public struct LockScreen: Sendable {
                                          at now: Instant) -> [Action]? {
         self.now = max(self.now, now)
         guard enrollment == nil, session.resumeUnlocked(method, at: unlockedAt) else { return nil }
-        cover = Cover(hasTerminal: cover.hasTerminal, asksAtStart: cover.asksAtStart, uncovered: true)
+        cover = Cover(coveredAtStart: cover.coveredAtStart, uncovered: true)
         return [.redraw] + coverActions(cover.start(), for: nil, at: now) + apply(power.handedOver(at: now), at: now)
     }
 
@@ -673,7 +673,7 @@ public struct LockScreen: Sendable {
         return out + apply(power.shownLocked(at: now), at: now)
     }
 
-    /// What the cover's executor reports (our VT, the outputs), and the requests that
+    /// What the cover's executor reports (a way of covering), and the requests that
     /// reach the cover from outside (a client's `lock`, an enrollment asked for): the
     /// cover's answers to the lock screen are carried out here, the rest returned as
     /// `.cover` actions for the executor.
@@ -694,7 +694,7 @@ public struct LockScreen: Sendable {
                 out += displayRefused(purpose, why, at: now)
             case .lock:
                 out += lock(at: now)
-            case .showTerminal, .takeOutputs, .releaseOutputs, .handBackTerminal, .answerLockRequests, .handedOver, .letOutputsGo:
+            case .ask, .answerLockRequests, .handedOver:
                 out.append(.cover(a))
             }
         }

@@ -1,28 +1,29 @@
 import TouchlockCore
 import TouchlockDisplay
+import TouchlockSystem
 
 /// The contract between the cover and whatever covers the screen: what the `Cover`
 /// machine asks (`Cover.Request`: cover, uncover, let go; and at a stop, stay covered or
 /// not) and what comes back (`Cover.Report`: covered, refused with a reason, uncovered,
-/// lost), in words of neither VT nor DRM. The cover decides; this acts, and reports through
+/// lost, available), in words of neither VT nor DRM. The cover decides; this acts, and reports through
 /// the daemon's loop, on a later turn than the request. Two ways implement it: the VT
 /// hand-off (`TerminalCovering`: our VT, DRM master on every output, the input's grab) and
 /// the compositor's session lock (`SessionLockCovering`, ext-session-lock-v1). A third
 /// (DRM without VTs, say) is a third implementation and a word of `[display] cover`; the
 /// cover, the lock screen and the daemon stay as they are.
 protocol Covering: AnyObject {
-    /// Whether the screen is asked for at start too (a compositor's session lock), rather
-    /// than ours from the start (no VT) or through our VT's steps.
-    var asksAtStart: Bool { get }
+    /// Whether the display is ours from the start with nothing to ask (no VT to switch to,
+    /// no compositor): headless, `--vt none`.
+    var coveredAtStart: Bool { get }
+    /// Whether what is drawn is presented before the first cover (false: nothing reaches
+    /// the screen until the display is taken, through our VT).
+    var presentsFromStart: Bool { get }
     /// Whether touches and keys come through this way of covering (the compositor's
     /// seat), not from the kernel's devices.
     var bringsInput: Bool { get }
     /// Whether a start after an unlock (the runtime record says so) may leave the screen
     /// to the kiosk: what is on screen now is not ours.
     var mayStartHandedOver: Bool { get }
-    /// The VT hand-off's own steps, for a way of covering through a VT switch of our own;
-    /// nil for any other.
-    var terminalSteps: (any TerminalSteps)? { get }
     /// Where what came of a request goes: the daemon passes it on to the lock screen on
     /// a later turn of the loop, never inside the call that asked for it.
     var report: ((Cover.Report) -> Void)? { get set }
@@ -35,34 +36,24 @@ protocol Covering: AnyObject {
 }
 
 extension Covering {
-    /// The display is ours from the start, or through a VT.
-    var asksAtStart: Bool { false }
+    /// The display is asked for at start.
+    var coveredAtStart: Bool { false }
+    /// Frames are presented from the start.
+    var presentsFromStart: Bool { true }
     /// Touches and keys come from the kernel's devices.
     var bringsInput: Bool { false }
     /// Nothing says what is on screen is not ours: a start locks.
     var mayStartHandedOver: Bool { false }
-    /// No VT of our own.
-    var terminalSteps: (any TerminalSteps)? { nil }
-}
-
-/// The steps only a VT hand-off has: our VT shown before a cover, the kiosk's after an
-/// uncover, and a start in place (the display free on the VT on screen).
-protocol TerminalSteps: AnyObject {
-    /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
-    /// the primary output and the VT on screen is another (a boot splash that let the
-    /// display go, a text console). The cover's `start(inPlace:)`.
-    var displayFree: Bool { get }
-    /// Where what came of a step goes (through the loop, as `report`).
-    var reportStep: ((Cover.TerminalReport) -> Void)? { get set }
-    /// `show`: `shown` or `failed(why)` follows; `handBack`: `handedBack` follows.
-    func carryOut(_ step: Cover.TerminalStep)
 }
 
 /// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
-/// every output, the input grabbed; handed back in reverse. Without a VT (`--vt none`,
-/// headless) the outputs are ours from the start and only master and the grab move.
-final class TerminalCovering: Covering, TerminalSteps {
+/// every output, the input grabbed; handed back in reverse. The order of the steps is
+/// `TerminalCover`'s (TouchlockCore); this carries them out and reports each on a later
+/// turn of the loop. A boot splash's hand-over is a part of it (`BootSplash`). Without a VT (`--vt none`, headless) the outputs are ours from the
+/// start and only master and the grab move.
+final class TerminalCovering: Covering {
     private let terminal: TerminalHandoff?
+    private let loop: EventLoop
     /// The outputs' presenters, the primary's first (hotplug changes them).
     var presenters: () -> [Presenter] = { [] }
     /// The input, once it is open.
@@ -75,42 +66,60 @@ final class TerminalCovering: Covering, TerminalSteps {
     /// daemon after this one (nothing torn down, nothing taken out of systemd's store).
     var keepCovered: (() -> Void)?
     var report: ((Cover.Report) -> Void)?
-    var reportStep: ((Cover.TerminalReport) -> Void)?
+    /// The order of the VT hand-off's steps.
+    private var steps: TerminalCover
+    /// plymouthd's end, watched while it owns the VT on screen at start.
+    private let splash: BootSplash?
     /// The outputs were taken on another VT (a start in place) and ours has not been on
     /// screen since: its mode is set again once it is.
     private var takenOffOurTerminal = false
 
-    init(terminal: TerminalHandoff?, once: Bool) {
+    init(terminal: TerminalHandoff?, once: Bool, loop: EventLoop) {
         self.terminal = terminal
         self.once = once
-        terminal?.onShown = { [unowned self] in self.reportStep?(.shown) }
+        self.loop = loop
+        steps = TerminalCover(outputsHeld: terminal == nil)
+        splash = terminal.flatMap { BootSplash(loop: loop, terminal: $0) }
+        terminal?.onShown = { [unowned self] in self.step(.shown) }
         terminal?.onFailed = { [unowned self] why in
             Log.error("cannot show the lock screen: \(why)")
-            self.reportStep?(.failed(why))
+            self.step(.showFailed(why))
         }
         terminal?.onHandedBack = { [unowned self] in
             Log.info("VT hand-off: the kiosk's VT is shown again")
-            self.reportStep?(.handedBack)
+            self.step(.handedBack)
         }
     }
 
-    /// Our VT's steps, when there is a VT (not with `--vt none`, headless).
-    var terminalSteps: (any TerminalSteps)? { terminal == nil ? nil : self }
+    /// Ours from the start when there is no VT to switch to.
+    var coveredAtStart: Bool { terminal == nil }
+    /// Nothing is shown before our VT is.
+    var presentsFromStart: Bool { terminal == nil }
 
     func carryOut(_ request: Cover.Request) {
-        switch request {
-        case .cover: takeOutputs()
-        case .uncover: releaseOutputs()
-        case .letGo: letOutputsGo()
+        carryOut(steps.handle(.asked(request, displayFree: displayFree)))
+    }
+
+    /// What a step did reaches the steps' order on a later turn of the loop, never inside
+    /// the call that carried it out.
+    private func step(_ event: TerminalCover.Event) {
+        loop.deferred { [unowned self] in self.carryOut(self.steps.handle(event)) }
+    }
+
+    private func carryOut(_ actions: [TerminalCover.Action]) {
+        for a in actions {
+            switch a {
+            case .show: showTerminal()
+            case .takeOutputs: takeOutputs()
+            case .releaseOutputs: releaseOutputs()
+            case .letOutputsGo: for p in presenters() { p.letGo() }
+            case .handBack:
+                if let terminal { terminal.handBack() } else { step(.handedBack) }
+            case .report(let r): report?(r)
+            }
         }
     }
 
-    func carryOut(_ step: Cover.TerminalStep) {
-        switch step {
-        case .show: showTerminal()
-        case .handBack: terminal?.handBack()
-        }
-    }
     /// Only with a VT hand-off and our VT not on screen; else (a restart between the
     /// unlock and the hand-back) it locks.
     var mayStartHandedOver: Bool {
@@ -118,16 +127,20 @@ final class TerminalCovering: Covering, TerminalSteps {
         return terminal.activeTerminal != terminal.number
     }
 
-    var displayFree: Bool {
+    /// Whether the outputs can be taken now, before any VT switch: DRM master is ours on
+    /// the primary output and the VT on screen is another (a boot splash that let the
+    /// display go, a text console).
+    private var displayFree: Bool {
         guard let terminal, let active = terminal.activeTerminal, active != terminal.number else { return false }
         return presenters().first?.display.holdsMaster ?? false
     }
 
     /// Our VT is asked for once what is drawn is on the screen: at a start in place (the
     /// outputs taken on a boot splash's VT) the lock screen's first frame is scanned out
-    /// before the switch, so nothing the splash's daemon does during it shows.
+    /// before the switch, so nothing the splash's daemon does during it shows. No VT: it
+    /// is shown.
     private func showTerminal() {
-        guard let terminal else { return }
+        guard let terminal else { return step(.shown) }
         guard let primary = presenters().first, !primary.isReleased else { return terminal.show() }
         primary.whenShown { terminal.show() }
     }
@@ -155,11 +168,10 @@ final class TerminalCovering: Covering, TerminalSteps {
             try all.first?.take()
         } catch {
             Log.warning("cannot take the display: \(error)")
-            report?(.refused("\(error)"))
-            return
+            return step(.outputsRefused("\(error)"))
         }
         for p in all { p.redraw() }
-        report?(.covered)
+        step(.outputsTaken)
     }
 
     private func releaseOutputs() {
@@ -170,15 +182,11 @@ final class TerminalCovering: Covering, TerminalSteps {
         }
     }
 
-    private func letOutputsGo() {
-        for p in presenters() { p.letGo() }
-    }
-
     /// Told by each presenter that has handed its output over; reports once all have
     /// (DRM master is dropped first: the kiosk cannot take it back while we hold it).
     private func outputReleased() {
         guard presenters().allSatisfy(\.isReleased) else { return }
-        report?(.uncovered)
+        step(.outputsReleased)
     }
 
     func holdInput(_ on: Bool) { inputs()?.grab(on) }

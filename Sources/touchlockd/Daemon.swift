@@ -140,7 +140,7 @@ final class Daemon {
             self.covering = covering
             ours = nil
         } else {
-            let made = TerminalCovering(terminal: terminal, once: options.once)
+            let made = TerminalCovering(terminal: terminal, once: options.once, loop: loop)
             self.covering = made
             ours = made
         }
@@ -180,8 +180,8 @@ final class Daemon {
             Log.warning("the screen has no room for the \(left.joined(separator: ", ")) of [screen]")
         }
         lock.recordFault = store.untrusted != nil ? .untrusted : store.damage != nil ? .damaged : nil
-        lock.covers(withTerminal: self.covering.terminalSteps != nil, asksAtStart: self.covering.asksAtStart)
-        presenter = Presenter(display: display, loop: loop, shown: self.covering.terminalSteps == nil, textImages: textImages)
+        lock.covers(coveredAtStart: self.covering.coveredAtStart)
+        presenter = Presenter(display: display, loop: loop, shown: self.covering.presentsFromStart, textImages: textImages)
         presenter.onShown = { [unowned self] t in
             self.inputs?.frameShown(through: t)
             self.textfile?.changed()
@@ -203,10 +203,7 @@ final class Daemon {
         // caused it has returned: never perform -> covering -> report -> perform in one call
         // stack, whichever way of covering it is.
         self.covering.report = { [unowned self] report in
-            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
-        }
-        self.covering.terminalSteps?.reportStep = { [unowned self] report in
-            self.loop.deferred { [unowned self] in self.coverEvent(Cover.Event(report)) }
+            self.loop.deferred { [unowned self] in self.coverEvent(.reported(report)) }
         }
         terminal?.onReturnTargetChanged = { [unowned self] vt in
             self.runtimeRecord.returnVT = vt
@@ -237,7 +234,7 @@ final class Daemon {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
-        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.terminalSteps == nil,
+        let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.presentsFromStart,
                           textImages: textImages)
         watch(display)
         mirrors.append((p, view))
@@ -370,9 +367,7 @@ final class Daemon {
         perform(lock.resume(at: now))
         startup(.began(handedOver: false, at: now))
         showScenes()
-        let inPlace = covering.terminalSteps?.displayFree ?? false
-        if inPlace { Log.info("DRM master is free on the VT on screen: the lock screen is drawn there before the VT switch") }
-        coverEvent(.start(inPlace: inPlace))
+        coverEvent(.start)
     }
 
     /// Tells the startup what happened, and carries out what it asks.
@@ -412,20 +407,13 @@ final class Daemon {
         if startup.phase != .ready { startup(.coverMoved) }
     }
 
-    /// Carries out what the cover asks: its requests by the way of covering (and a VT
-    /// hand-off's steps by its own), whose reports come back to it on the loop
-    /// (`coverEvent`); the replies and the hand-over's news here.
+    /// Carries out what the cover asks: its requests by the way of covering, whose
+    /// reports come back to it on the loop (`coverEvent`); the replies and the
+    /// hand-over's news here.
     private func carryOut(_ action: Cover.Action) {
-        if let request = action.request { return covering.carryOut(request) }
-        if let step = action.terminalStep {
-            guard let steps = covering.terminalSteps else {
-                return Log.bug("the cover asked for the VT's \(step) of a way of covering with no VT")
-            }
-            return steps.carryOut(step)
-        }
         switch action {
-        case .takeOutputs, .releaseOutputs, .letOutputsGo, .showTerminal, .handBackTerminal:
-            Log.bug("the cover's \(action) was not carried out by the way of covering")
+        case .ask(let request):
+            covering.carryOut(request)
         case .displayTaken, .displayRefused, .lock:
             Log.bug("the cover's answer \(action) reached the daemon; the lock screen carries it out")
         case .answerLockRequests(let refusal):

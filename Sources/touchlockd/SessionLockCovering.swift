@@ -25,7 +25,6 @@ final class SessionLockCovering: Covering {
         connection.onLockEvent = { [unowned self] event in self.lockEvent(event) }
     }
 
-    var asksAtStart: Bool { true }
     var bringsInput: Bool { true }
     /// The compositor keeps nothing of ours between two daemons but the lock itself: a
     /// record that says unlocked is taken at its word (the app keeps the screen).

@@ -149,37 +149,12 @@ func openTerminal(_ config: Config, _ options: Options, _ loop: EventLoop,
                                   now: { EventLoop.now() },
                                   schedule: { t, f in loop.schedule(at: t, f) })
         Log.info("VT hand-off: the lock screen is shown on VT \(device.number)")
-        if let handoff { watchSplash(loop, handoff) }
         return (handoff, nil)
     } catch {
         Log.warning("no VT hand-off: \(error)")
         return (nil, "\(error)")
     }
 }
-
-/// plymouthd's pid file (plymouth-start.service's --pid-file), while it runs.
-let plymouthPIDFile = "/run/plymouth/pid"
-
-/// A boot splash that owns the VT on screen and ends in the middle of our switch (Debian
-/// 12's plymouthd 22.02 aborts at boot with an animated theme) leaves the switch pending:
-/// its end (a pidfd) takes its VT over and asks for ours again at once, rather than after
-/// the switch's timeout.
-private func watchSplash(_ loop: EventLoop, _ handoff: TerminalHandoff) {
-    guard let (bytes, _) = try? FileContents.read(plymouthPIDFile, limit: 32),
-          let pid = Int32(String(decoding: bytes, as: UTF8.self).filter(\.isNumber)), pid > 1 else { return }
-    do {
-        splashWatch = try ProcessEndWatch(pid: pid, loop: loop) {
-            Log.info("plymouthd (process \(pid)) has ended")
-            splashWatch = nil
-            handoff.activeOwnerEnded()
-        }
-    } catch {
-        Log.info("\(plymouthPIDFile): plymouthd not watched: \(error)")
-    }
-}
-
-/// plymouthd's end, watched while it runs (`watchSplash`).
-nonisolated(unsafe) private var splashWatch: ProcessEndWatch?
 
 /// Under a systemd watchdog (WatchdogSec=), sends WATCHDOG=1 from the loop every half
 /// period: a loop that hangs stops sending and systemd restarts the daemon.

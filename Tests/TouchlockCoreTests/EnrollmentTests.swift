@@ -11,9 +11,9 @@ extension LockScreen {
     /// back first, and the enrollment starts once it is taken.
     mutating func enrollAfterHandOver(_ method: UnlockMethod, at t: Instant) throws -> [Action] {
         let ask = try beginEnrollment(method, hasSecret: true, at: t)
-        #expect(ask == [.cover(.takeOutputs)])
+        #expect(ask == [.cover(.ask(.cover))])
         #expect(enrollment == nil)
-        return cover(.outputsTaken, at: t)
+        return cover(.reported(.covered), at: t)
     }
 }
 
@@ -45,7 +45,7 @@ extension LockScreen {
         #expect(verification(second) == nil)
         #expect(s.enrollment == nil)
         // Stored first, then the display and the input are handed over again.
-        #expect(second.firstIndex(of: .cover(.releaseOutputs))! > second.firstIndex { if case .enroll = $0 { true } else { false } }!)
+        #expect(second.firstIndex(of: .cover(.ask(.uncover)))! > second.firstIndex { if case .enroll = $0 { true } else { false } }!)
         #expect(second.contains(.releaseInput) && s.hold == .released)
         #expect(s.session.failures == 0)
         // Back to the unlocked screen: nothing of the pattern on it.
@@ -114,7 +114,7 @@ extension LockScreen {
         #expect(a.contains(.notify(.enrollFailed(method: .pattern, reason: "cancelled by a lock request"))))
         #expect(a.contains(.notify(.locked)))
         // The enrollment held the display and the input: the lock keeps them.
-        #expect(!a.contains(.cover(.releaseOutputs)) && !a.contains(.releaseInput) && s.hold == .held)
+        #expect(!a.contains(.cover(.ask(.uncover))) && !a.contains(.releaseInput) && s.hold == .held)
         #expect(s.enrollment == nil)
         #expect(s.scene.prompt == "Draw your pattern to unlock")
     }

@@ -85,14 +85,14 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         // Told first, then the kiosk app gets the touches; the accepted path stays 0.5 s.
         let told = unlocked.firstIndex(of: .notify(.unlocked(method: .pattern, at: at(end))))!
         #expect(unlocked.firstIndex(of: .releaseInput)! > told)
-        #expect(!unlocked.contains(.cover(.releaseOutputs)))
-        #expect(s.timer(at: at(end + 100_000)).contains(.cover(.releaseOutputs)) == false)
+        #expect(!unlocked.contains(.cover(.ask(.uncover))))
+        #expect(s.timer(at: at(end + 100_000)).contains(.cover(.ask(.uncover))) == false)
         let cleared = s.timer(at: at(end + 500_000))
-        #expect(cleared.contains(.redraw) && cleared.contains(.cover(.releaseOutputs)))
+        #expect(cleared.contains(.redraw) && cleared.contains(.cover(.ask(.uncover))))
         #expect(s.scene.nodes.allSatisfy { $0.state == .normal } && s.scene.path.isEmpty)
         #expect(s.hold == .released)
         // Handed over once only.
-        #expect(!s.timer(at: at(end + 900_000)).contains(.cover(.releaseOutputs)))
+        #expect(!s.timer(at: at(end + 900_000)).contains(.cover(.ask(.uncover))))
     }
 
     @Test func aLockAfterTheHandOverTakesTheDisplayBackFirst() {
@@ -101,10 +101,10 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         _ = s.verified(true, at: at(end))
         _ = s.timer(at: at(end + 500_000))
         let ask = s.lock(at: at(end + 600_000))
-        #expect(ask == [.cover(.takeOutputs)])
+        #expect(ask == [.cover(.ask(.cover))])
         if case .unlocked = s.session.state {} else { Issue.record("locked before the display was taken: \(s.session.state)") }
         #expect(s.lock(at: at(end + 600_001)).isEmpty)  // asked once
-        let taken = s.cover(.outputsTaken, at: at(end + 610_000))
+        let taken = s.cover(.reported(.covered), at: at(end + 610_000))
         #expect(taken.contains(.grabInput) && taken.contains(.redraw))
         #expect(taken.contains(.notify(.locked)))
         #expect(s.session.state == .locked && s.hold == .held)
@@ -115,14 +115,14 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         let (_, end) = s.draw([0, 1, 2], id: 1, from: 0)
         _ = s.verified(true, at: at(end))
         _ = s.timer(at: at(end + 500_000))
-        #expect(s.lock(at: at(end + 600_000)) == [.cover(.takeOutputs)])
-        let refused = s.cover(.outputsRefused("drmSetMaster: Device or resource busy"), at: at(end + 610_000))
+        #expect(s.lock(at: at(end + 600_000)) == [.cover(.ask(.cover))])
+        let refused = s.cover(.reported(.refused("drmSetMaster: Device or resource busy")), at: at(end + 610_000))
         #expect(refused.isEmpty)  // nothing told: the device was never locked
         if case .unlocked = s.session.state {} else { Issue.record("the session changed: \(s.session.state)") }
         #expect(s.hold == .released)
         // Asked again later, it can still lock.
-        #expect(s.lock(at: at(end + 700_000)) == [.cover(.takeOutputs)])
-        #expect(s.cover(.outputsTaken, at: at(end + 710_000)).contains(.notify(.locked)))
+        #expect(s.lock(at: at(end + 700_000)) == [.cover(.ask(.cover))])
+        #expect(s.cover(.reported(.covered), at: at(end + 710_000)).contains(.notify(.locked)))
     }
 
     @Test func idleLockFiresAfterTheIdleTimeWithNothingTouchedAndNotBefore() {
@@ -140,8 +140,8 @@ func verification(_ actions: [LockScreen.Action]) -> Pattern? {
         if case .unlocked = s.session.state {} else { Issue.record("locked early: \(s.session.state)") }
         // Nothing since: it locks (the display is asked back first), and says at once that
         // the device went idle: "locked" comes only once the display is taken.
-        #expect(s.timer(at: at(end + 90_100_000)) == [.wentIdle, .cover(.takeOutputs)])
-        let taken = s.cover(.outputsTaken, at: at(end + 90_200_000))
+        #expect(s.timer(at: at(end + 90_100_000)) == [.wentIdle, .cover(.ask(.cover))])
+        let taken = s.cover(.reported(.covered), at: at(end + 90_200_000))
         #expect(taken.contains(.notify(.locked)) && !taken.contains(.wentIdle))
     }
 

@@ -13,10 +13,10 @@ import Testing
         var r = RuntimeRecord(unlocked: (.pattern, ms(0)))
         let untouched = r.before([.redraw, .armTimer(ms(5))])
         #expect(!untouched && r.unlocked != nil)
-        let taking = r.before([.notify(.locked), .cover(.showTerminal)])
+        let taking = r.before([.notify(.locked), .cover(.ask(.cover))])
         #expect(taking && r.unlocked == nil && r.text.contains("locked = yes"))
         let again = r.before([.grabInput])  // already locked: nothing to write
-        let handingOver = r.after([.releaseInput, .cover(.releaseOutputs)])
+        let handingOver = r.after([.releaseInput, .cover(.ask(.uncover))])
         #expect(!again && !handingOver && r.unlocked == nil)
         let told = r.after([.notify(.unlocked(method: .code, at: ms(900))), .releaseInput])
         #expect(told && r.unlocked?.method == .code && r.unlocked?.at == ms(900))
@@ -142,10 +142,10 @@ import Testing
         s.idleLock = .milliseconds(30_000)
         let actions = s.beginHandedOver(unlockedBy: .pattern, since: at(1_000), at: at(5_000_000))
         // The outputs are let go: DRM master, if opening the card gave it, is not kept.
-        #expect(actions == [.redraw, .cover(.letOutputsGo), .armTimer(at(5_000_000) + .milliseconds(30_000))])
+        #expect(actions == [.redraw, .cover(.ask(.letGo)), .armTimer(at(5_000_000) + .milliseconds(30_000))])
         #expect(s.session.state == .unlocked(.pattern, at: at(1_000)) && s.hold == .released)
         // A lock then takes the display first, as after any unlock.
-        #expect(s.lock(at: at(6_000_000)) == [.cover(.takeOutputs)])
+        #expect(s.lock(at: at(6_000_000)) == [.cover(.ask(.cover))])
     }
 
     @Test func aFailureOnRecordMeansTheRestartStartsLocked() {
