@@ -46,6 +46,22 @@ extension Covering {
     var mayStartHandedOver: Bool { false }
 }
 
+/// A way of covering other than the VT hand-off, chosen at start by `[display] cover`
+/// (`chooseCover`, main.swift): it brings the outputs it shows the lock screen on, and is
+/// wired to the daemon once the daemon is made. The VT hand-off is the daemon's own
+/// (`TerminalCovering`, made by the daemon when it is given none of these).
+protocol ChosenCovering: Covering {
+    /// Status's `cover` word: `[display] cover`'s.
+    var word: String { get }
+    /// What the log calls it ("the compositor's session lock").
+    var title: String { get }
+    /// The outputs, the primary's first; throws when there is none to show on.
+    func displays() throws(StartError) -> [Display]
+    /// Wires it to the daemon (its outputs coming and going, its touches and keys);
+    /// `end(status)` stops the daemon with that exit status (what it covers through gone).
+    func attach(to daemon: Daemon, end: @escaping (Int32) -> Void)
+}
+
 /// Covering by a VT hand-off: our VT shown (its owner drops DRM master), master taken on
 /// every output, the input grabbed; handed back in reverse. The order of the steps is
 /// `TerminalCover`'s (TouchlockCore); this carries them out and reports each on a later

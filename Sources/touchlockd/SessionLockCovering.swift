@@ -1,4 +1,5 @@
 import TouchlockCore
+import TouchlockDisplay
 import TouchlockSystem
 import TouchlockWayland
 
@@ -6,7 +7,7 @@ import TouchlockWayland
 /// compositor shows only our lock surfaces, one per output, and gives them every touch and
 /// key; no VT, no DRM master, no grab. It keeps the session locked if we die, and the
 /// daemon after this one takes the lock over by asking for it again.
-final class SessionLockCovering: Covering {
+final class SessionLockCovering: ChosenCovering {
     let connection: WaylandConnection
     /// The outputs' presenters, the primary's first.
     var presenters: () -> [Presenter] = { [] }
@@ -26,6 +27,34 @@ final class SessionLockCovering: Covering {
     }
 
     var bringsInput: Bool { true }
+    var word: String { "session-lock" }
+    var title: String { "the compositor's session lock" }
+
+    /// The compositor's outputs (those it has given a size).
+    func displays() throws(StartError) -> [Display] {
+        let shown = connection.outputs.filter { $0.size.width > 0 && $0.size.height > 0 }
+        guard !shown.isEmpty else { throw StartError("the compositor shows no output to lock") }
+        return shown
+    }
+
+    /// The compositor's outputs coming and going, its seat's touches and keys, to the
+    /// daemon. The compositor's connection gone (it stopped, crashed, was restarted), the
+    /// daemon ends with status 1: systemd starts it again (Restart=), and that start waits
+    /// for the compositor ([display] wayland_wait_s); the record still says locked if it
+    /// was, so the lock is asked for at once then.
+    func attach(to daemon: Daemon, end: @escaping (Int32) -> Void) {
+        presenters = { [unowned daemon] in daemon.presenters }
+        connection.onOutputsChanged = { [unowned daemon] added, removed in
+            daemon.outputsChanged(added: added.filter { $0.size.width > 0 && $0.size.height > 0 }, removed: removed)
+        }
+        connection.onTouches = { [unowned daemon] touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
+        connection.onKey = { [unowned daemon] key, time in daemon.hardwareKey(key, at: time) }
+        connection.isStarted = true
+        onGone = { why in
+            Log.error("session lock: \(why): stopping, to be started again for the next compositor")
+            end(1)
+        }
+    }
     /// The compositor keeps nothing of ours between two daemons but the lock itself: a
     /// record that says unlocked is taken at its word (the app keeps the screen).
     var mayStartHandedOver: Bool { true }

@@ -47,9 +47,11 @@ func openDisplays(_ config: Config, _ options: Options, _ loop: EventLoop) throw
     }
 }
 
-/// The compositor's session lock when `[display] cover` asks for it (or, under `auto`, when
-/// a compositor is reachable and offers ext-session-lock-v1), with why that cover.
-func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> (WaylandConnection?, String) {
+/// The way of covering `[display] cover` asks for, with why: the compositor's session lock
+/// when asked (or, under `auto`, when a compositor is reachable and offers
+/// ext-session-lock-v1), else nil, the VT hand-off. A third way is a case of the config's
+/// `CoverChoice` and its branch here, and its own `ChosenCovering`.
+func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws(StartError) -> ((any ChosenCovering)?, String) {
     let socket = config.waylandSocket ?? WaylandConnection.defaultSocketName
     switch config.cover {
     case .vt:
@@ -59,7 +61,7 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
         guard c.offersSessionLock else {
             throw StartError("[display] cover = session-lock: the compositor at \(socket) does not offer ext-session-lock-v1")
         }
-        return (c, "[display] cover = session-lock: the compositor at \(socket) offers it")
+        return (SessionLockCovering(connection: c), "[display] cover = session-lock: the compositor at \(socket) offers it")
     case .auto:
         if options.display == .headless { return (nil, "cover = auto: a headless display") }
         // Nothing names a compositor (the system unit's environment has no WAYLAND_DISPLAY):
@@ -76,7 +78,7 @@ func chooseCover(_ config: Config, _ options: Options, _ loop: EventLoop) throws
             c.disconnect()
             return (nil, "cover = auto: the compositor at \(socket) does not offer ext-session-lock-v1")
         }
-        return (c, "cover = auto: the compositor at \(socket) offers ext-session-lock-v1")
+        return (SessionLockCovering(connection: c), "cover = auto: the compositor at \(socket) offers ext-session-lock-v1")
     }
 }
 
@@ -301,14 +303,8 @@ func main() {
     let daemon: Daemon
     var exitStatus: Int32 = 0
     do {
-        let (wayland, coverReason) = try chooseCover(config, options, loop)
-        let displays: [Display]
-        if let wayland {
-            displays = wayland.outputs.filter { $0.size.width > 0 && $0.size.height > 0 }
-            guard !displays.isEmpty else { throw StartError("the compositor shows no output to lock") }
-        } else {
-            displays = try openDisplays(config, options, loop)
-        }
+        let (chosen, coverReason) = try chooseCover(config, options, loop)
+        let displays = try chosen?.displays() ?? openDisplays(config, options, loop)
         let display = displays[0]
         let store = StateStore(path: config.statePath, bootID: BootID.current(), stored: stored, config: config,
                                damage: damage, untrusted: untrusted)
@@ -317,30 +313,16 @@ func main() {
         // was unlocked, and the VT to hand back to. `--once` runs keep none.
         let runtime = options.once ? nil : RuntimeFile(besideSocket: config.socketPath)
         let record = runtime?.load() ?? RuntimeRecord()
-        let (terminal, absence) = wayland == nil ? openTerminal(config, options, loop, display, record: record)
-            : (nil, "the compositor's session lock covers the screen")
-        let sessionLock = wayland.map { SessionLockCovering(connection: $0) }
+        let (terminal, absence): (TerminalHandoff?, String?) = chosen.map { (nil, "\($0.title) covers the screen") }
+            ?? openTerminal(config, options, loop, display, record: record)
         daemon = Daemon(config: config, options: options, loop: loop, display: display, store: store,
                         terminal: terminal, terminalAbsence: absence, others: Array(displays.dropFirst()),
-                        runtime: runtime, runtimeRecord: record, covering: sessionLock)
-        daemon.coverInUse = (wayland == nil ? "vt" : "session-lock", coverReason)
-        Log.info("cover: \(wayland == nil ? "the VT hand-off" : "the compositor's session lock"): \(coverReason)")
-        if let wayland, let sessionLock {
-            sessionLock.presenters = { daemon.presenters }
-            wayland.onOutputsChanged = { added, removed in
-                daemon.outputsChanged(added: added.filter { $0.size.width > 0 && $0.size.height > 0 }, removed: removed)
-            }
-            wayland.onTouches = { touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
-            wayland.onKey = { key, time in daemon.hardwareKey(key, at: time) }
-            wayland.isStarted = true
-            // Its session gone with it, the daemon ends: systemd starts it again (Restart=),
-            // and that start waits for the compositor ([display] wayland_wait_s); the record
-            // still says locked if it was, so the lock is asked for at once then.
-            sessionLock.onGone = { why in
-                Log.error("session lock: \(why): stopping, to be started again for the next compositor")
-                exitStatus = 1
-                loop.stop()
-            }
+                        runtime: runtime, runtimeRecord: record, covering: chosen)
+        daemon.coverInUse = (chosen?.word ?? "vt", coverReason)
+        Log.info("cover: \(chosen?.title ?? "the VT hand-off"): \(coverReason)")
+        chosen?.attach(to: daemon) { status in
+            exitStatus = status
+            loop.stop()
         }
         daemon.secretsReadable = exposed.map { "\($0.path) (mode \($0.modeText))" }
         cards?.onOutputsChanged = { added, removed in
