@@ -42,7 +42,7 @@ private let screen = Size(width: 640, height: 400)
         let replay = d.dir + "/right.evemu"
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 1, 2, 5], [0, 4, 8, 5]], on: screen).utf8))
         try d.start(replay: replay)
-        r = try d.ctl(["wait-unlock", "--timeout", "15"])
+        r = try d.ctl(["wait-unlock", "--timeout", "\(15 * TestTime.scale)"])
         #expect(r.status == 0 && r.output.contains("\"event\":\"unlocked\""))
         #expect(try d.status().state == .unlocked)
         r = try d.ctl(["lock"])
@@ -70,7 +70,7 @@ private let screen = Size(width: 640, height: 400)
         let c = try d.client()
         func enroll(_ kind: SecretKind, length: Int?) throws -> ControlError? {
             let line = try c.request(Request(id: 7, request: .enroll, method: kind, hash: hash, length: length),
-                                     timeout: .milliseconds(10_000))
+                                     timeout: waited(10_000))
             return try c.decode(ReplyHeader.self, from: line).error
         }
         for kind in [SecretKind.code, .duress] {

@@ -53,7 +53,7 @@ private func checks(in log: String) -> Int {
 
 private func subscribed(_ d: DaemonProcess) -> ControlClient? {
     guard let c = try? d.client() else { return nil }
-    guard (try? c.request(.subscribe, timeout: .milliseconds(3000))) != nil else { return nil }
+    guard (try? c.request(.subscribe, timeout: waited(3000))) != nil else { return nil }
     return c
 }
 

@@ -78,7 +78,7 @@ final class DaemonProcess {
         exitStatus = nil
         let r = posix_spawn(&pid, args[0], &actions, nil, cargs, cenv)
         guard r == 0 else { throw SystemError("posix_spawn", Errno(rawValue: r), args[0]) }
-        guard try waitNotify("READY=1", timeout: 20_000) else {
+        guard try waitNotify("READY=1", timeout: Int32(20_000 * TestTime.scale)) else {
             throw SystemError("touchlockd", Errno(rawValue: ETIMEDOUT), "no READY=1; log:\n\(log)")
         }
     }
@@ -152,7 +152,7 @@ final class DaemonProcess {
 
     func status() throws -> Status {
         let c = try client()
-        let line = try c.request(.status, timeout: .milliseconds(5000))
+        let line = try c.request(.status, timeout: waited(5000))
         return try c.decode(Status.self, from: line)
     }
 }
@@ -264,11 +264,12 @@ func runApart(_ args: [String], input: String = "", in dir: String) throws -> (s
     return ((status >> 8) & 0xff, text(outPath), text(errPath))
 }
 
-/// The events told to `c` until `stop` accepts one, or `ms` pass.
+/// The events told to `c` until `stop` accepts one, or `ms` pass (stretched by
+/// `TestTime.scale`).
 func events(_ c: ControlClient?, ms: Int64, until stop: (Event) -> Bool) -> [Event] {
     guard let c else { return [] }
     var out: [Event] = []
-    let deadline = EventLoop.now() + .milliseconds(ms)
+    let deadline = EventLoop.now() + waited(ms)
     while true {
         let left = deadline - EventLoop.now()
         if left.microseconds <= 0 { return out }

@@ -114,10 +114,10 @@ private func writeFile(_ path: String, _ text: String) throws {
         try d.start(replay: replay, prefix: ["/usr/bin/prlimit", "--memlock=0:0", "--",
                                              "/usr/bin/setpriv", "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock", "--"])
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         var failed = 0
         var unlocked = false
-        let deadline = EventLoop.now() + .milliseconds(15_000)
+        let deadline = EventLoop.now() + waited(15_000)
         while !unlocked, EventLoop.now() < deadline {
             guard let (event, _) = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
             if case .failed = event { failed += 1 }

@@ -12,7 +12,7 @@ private let screen = Size(width: 640, height: 400)
     /// Lines on `client` until the reply with `id`, that reply included.
     func lines(_ client: ControlClient, until id: Int) throws -> [String] {
         var out: [String] = []
-        while let line = try client.readLine(timeout: .milliseconds(5000)) {
+        while let line = try client.readLine(timeout: waited(5000)) {
             out.append(line)
             if (try? client.decode(ReplyHeader.self, from: line))?.id == id { return out }
         }
@@ -31,7 +31,7 @@ private let screen = Size(width: 640, height: 400)
         #expect(try d.ctl(["wait-unlock", "--timeout", "15"]).status == 0)
 
         let c = try d.client()
-        _ = try c.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try c.request(.subscribe, timeout: waited(5000))
         // Unlocked: lock, then status, on one connection. The status may be answered
         // first (docs/protocol.md: a request after `lock` may be), the lock once the
         // display is taken, on a later turn of the loop.

@@ -48,7 +48,7 @@ private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Eve
 
         try d.start(replay: replay)
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         let lockout = try waitEvent(sub, timeout: 30_000) { if case .lockout = $0 { true } else { false } }
         #expect(lockout != nil, "no lockout event; log:\n\(d.log)")
         let before = try d.status()
@@ -73,7 +73,7 @@ private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Eve
         #expect((after.retryAfterMilliseconds ?? 0) <= (before.retryAfterMilliseconds ?? 0) - elapsed + 50)
         #expect((after.retryAfterMilliseconds ?? 0) > 40_000)
         let sub2 = try d.client()
-        _ = try sub2.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub2.request(.subscribe, timeout: waited(5000))
         let failed = try waitEvent(sub2, timeout: 4000) { if case .failed = $0 { true } else { false } }
         #expect(failed == nil, "input was not ignored during the lockout")
         #expect(try d.status().failures == 5)
@@ -121,7 +121,7 @@ private func waitEvent(_ c: ControlClient, timeout: Int64 = 15_000, _ want: (Eve
         try writeFile(replay, recording(of: [fiveWrong[0], fiveWrong[1]], on: screen))
         try d.start(replay: replay)
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         // Subscribers hear that the attempt was not stored, never `failed` as if it were.
         let notStored = try waitEvent(sub) { if case .storeFailed = $0 { true } else { false } }
         #expect(notStored == .storeFailed(method: .pattern, reason: "No space left on device"), "no store_failed event; log:\n\(d.log)")

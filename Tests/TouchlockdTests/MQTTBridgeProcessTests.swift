@@ -260,7 +260,7 @@ extension String {
 
         // LOCK from the bus locks the daemon.
         let c = try d.client()
-        _ = try c.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try c.request(.subscribe, timeout: waited(5000))
         let sent = EventLoop.now()
         try broker.publish(Self.prefix + "/set", "LOCK")
         let got = MQTTBridgeProcessTestsSupport.events(c, ms: 5000) { $0 == .locked }
@@ -350,7 +350,7 @@ extension String {
             let c = try d.client()
             return try (0..<n).map { _ in
                 let t = EventLoop.now()
-                _ = try c.request(.status, timeout: .milliseconds(5000))
+                _ = try c.request(.status, timeout: waited(5000))
                 return (EventLoop.now() - t).microseconds
             }
         }

@@ -187,9 +187,9 @@ private final class RealJournal {
         try DurableFile.replace(replay, with: Array(recording(of: [wrongPattern], on: screen).utf8), mode: 0o644)
         try d.start(replay: replay)
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         var lockoutUntil: Instant?
-        let deadline = EventLoop.now() + .milliseconds(15_000)
+        let deadline = EventLoop.now() + waited(15_000)
         while lockoutUntil == nil, EventLoop.now() < deadline {
             guard let e = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
             if case .lockout(let until) = e.event { lockoutUntil = until }
@@ -218,8 +218,8 @@ private final class RealJournal {
         let c = try d.client()
         var live = ""
         for _ in 0..<12 {
-            let status = try c.decode(Status.self, from: try c.request(.status, timeout: .milliseconds(5000)))
-            let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: .milliseconds(5000)))
+            let status = try c.decode(Status.self, from: try c.request(.status, timeout: waited(5000)))
+            let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: waited(5000)))
             live = MetricsExposition.render(status: status, metrics: metrics, format: .prometheusText)
             // Frames counted since the last write (the redraw at the lockout's end, the
             // clock's minute) are written within the textfile's lazy interval (15 s).
@@ -360,7 +360,7 @@ private final class RealJournal {
         let replay = d.dir + "/wrong.evemu"
         try DurableFile.replace(replay, with: Array(recording(of: [wrongPattern], on: screen).utf8), mode: 0o644)
         try d.start(replay: replay)
-        let deadline = EventLoop.now() + .milliseconds(15_000)
+        let deadline = EventLoop.now() + waited(15_000)
         while try d.status().state != .lockout, EventLoop.now() < deadline { usleep(100_000) }
 
         let human = try runApart([DaemonProcess.ctl, "--socket", d.socketPath, "status"], in: d.dir)

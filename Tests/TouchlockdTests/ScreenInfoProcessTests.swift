@@ -29,10 +29,10 @@ import TouchlockSystem
         #expect(r.status == 64 && r.output.contains("at most 200 characters"), "\(r.output)")
         let c = try d.client()
         try c.send(line: #"{"id":7,"request":"message","text":"bell\u0007"}"#)
-        let reply = try #require(try c.readLine(timeout: .milliseconds(5000)))
+        let reply = try #require(try c.readLine(timeout: waited(5000)))
         #expect(reply.contains("\"bad_value\"") && reply.contains("U+0007"), "\(reply)")
         try c.send(line: #"{"id":8,"request":"message","text":"\u202Eevil"}"#)
-        let reply2 = try #require(try c.readLine(timeout: .milliseconds(5000)))
+        let reply2 = try #require(try c.readLine(timeout: waited(5000)))
         #expect(reply2.contains("\"bad_value\""), "\(reply2)")
         #expect(try d.status().message == "Back at 3 pm, call 555 0100")
 
@@ -141,12 +141,12 @@ import TouchlockSystem
             }
             try flooder.send(bytes: Array(lines.utf8))
             let t0 = EventLoop.now()
-            _ = try root.request(.status, timeout: .milliseconds(10_000))
+            _ = try root.request(.status, timeout: waited(10_000))
             roundTrips.append((EventLoop.now() - t0).microseconds)
         }
         // Every request is answered, in order, each once its message or a later one is stored.
         var ids: [Int] = []
-        while ids.count < rounds * perRound, let line = try flooder.readLine(timeout: .milliseconds(20_000)) {
+        while ids.count < rounds * perRound, let line = try flooder.readLine(timeout: waited(20_000)) {
             #expect(line.contains("\"ok\":true"), "\(line)")
             if let id = Int(line.split(separator: "\"id\":").last?.prefix { $0.isNumber } ?? "") { ids.append(id) }
         }

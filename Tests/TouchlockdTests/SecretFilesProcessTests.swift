@@ -90,9 +90,9 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 3, 6, 7, 8]], on: screen).utf8), mode: 0o644)
         try d.start(replay: replay, extra: ["-C", secrets])
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         var unlocked = false
-        let deadline = EventLoop.now() + .milliseconds(15_000)
+        let deadline = EventLoop.now() + waited(15_000)
         while !unlocked, EventLoop.now() < deadline {
             guard let e = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
             if case .unlocked = e.event { unlocked = true }
@@ -244,9 +244,9 @@ private func hashOf(_ nodes: [Int]) throws -> String {
         try DurableFile.replace(replay, with: Array(recording(of: [[0, 1, 2, 4], [0, 1, 2, 1, 4]], on: screen).utf8), mode: 0o644)
         try d.start(replay: replay, extra: ["-C", secrets])
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
         var failed = 0, unlocked = false
-        let deadline = EventLoop.now() + .milliseconds(15_000)
+        let deadline = EventLoop.now() + waited(15_000)
         while !unlocked, EventLoop.now() < deadline {
             guard let e = try sub.nextEvent(timeout: deadline - EventLoop.now()) else { break }
             if case .failed = e.event { failed += 1 }

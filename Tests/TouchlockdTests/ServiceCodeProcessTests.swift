@@ -43,7 +43,7 @@ private func serviceUnlock(_ d: DaemonProcess, _ code: String) throws -> Result<
 
 private func serviceUnlockOnce(_ d: DaemonProcess, _ code: String) throws -> Result<Status.State, ControlError> {
     let c = try d.client()
-    let line = try c.request(Request(id: 0, request: .serviceUnlock, code: code), timeout: .milliseconds(10_000))
+    let line = try c.request(Request(id: 0, request: .serviceUnlock, code: code), timeout: waited(10_000))
     let header = try c.decode(ReplyHeader.self, from: line)
     if let error = header.error { return .failure(error) }
     return .success(try c.decode(LockReply.self, from: line).state)
@@ -51,7 +51,7 @@ private func serviceUnlockOnce(_ d: DaemonProcess, _ code: String) throws -> Res
 
 private func lockAgain(_ d: DaemonProcess) throws {
     let c = try d.client()
-    _ = try c.request(Request(id: 0, request: .lock), timeout: .milliseconds(10_000))
+    _ = try c.request(Request(id: 0, request: .lock), timeout: waited(10_000))
 }
 
 private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
@@ -70,7 +70,7 @@ private func errorCode(_ r: Result<Status.State, ControlError>) -> String? {
         #expect(unlocked.state == .unlocked && unlocked.method == .service)
         #expect(d.log.contains("unlocked by service"))
         let c = try d.client()
-        let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: .milliseconds(5000)))
+        let metrics = try c.decode(Metrics.self, from: try c.request(.metrics, timeout: waited(5000)))
         #expect(metrics.unlocks?["service"] == 1 && metrics.unlocks?["pattern"] == nil)
         // The code is nowhere in the log, nor in the record of used codes.
         #expect(!d.log.contains(given))

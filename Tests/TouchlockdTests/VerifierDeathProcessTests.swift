@@ -49,7 +49,7 @@ struct VerifierDeathProcessTests {
                                                               lead: 600_000, gap: 900_000).utf8), mode: 0o644)
         try d.start(replay: replay, extra: ["-v"], environment: ["TOUCHLOCK_TEST_VERIFIER_DIES_AT=0"])
         let sub = try d.client()
-        _ = try sub.request(.subscribe, timeout: .milliseconds(5000))
+        _ = try sub.request(.subscribe, timeout: waited(5000))
 
         // The wrong pattern, whose check the first verifier died in: judged wrong, and
         // counted once on top of the two stored (not reset, not lost, not twice).
