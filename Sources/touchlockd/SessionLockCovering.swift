@@ -32,9 +32,14 @@ final class SessionLockCovering: ChosenCovering {
 
     /// The compositor's outputs (those it has given a size).
     func displays() throws(StartError) -> [Display] {
-        let shown = connection.outputs.filter { $0.size.width > 0 && $0.size.height > 0 }
+        let shown = Self.sized(connection.outputs)
         guard !shown.isEmpty else { throw StartError("the compositor shows no output to lock") }
         return shown
+    }
+
+    /// The outputs the compositor has given a size: only those are drawn on.
+    private static func sized(_ outputs: [Display]) -> [Display] {
+        outputs.filter { $0.size.width > 0 && $0.size.height > 0 }
     }
 
     /// The compositor's outputs coming and going, its seat's touches and keys, to the
@@ -45,7 +50,7 @@ final class SessionLockCovering: ChosenCovering {
     func attach(to daemon: Daemon, end: @escaping (Int32) -> Void) {
         presenters = { [unowned daemon] in daemon.presenters }
         connection.onOutputsChanged = { [unowned daemon] added, removed in
-            daemon.outputsChanged(added: added.filter { $0.size.width > 0 && $0.size.height > 0 }, removed: removed)
+            daemon.outputsChanged(added: Self.sized(added), removed: removed)
         }
         connection.onTouches = { [unowned daemon] touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
         connection.onKey = { [unowned daemon] key, time in daemon.hardwareKey(key, at: time) }
