@@ -222,6 +222,7 @@ def labwc_kiosk(r, dropin):
 class SystemdGuest(Guest):
     def __init__(self, args, workdir, log, console_path, splash=False, fault=False, kiosk="cage"):
         super().__init__(args, workdir, log)
+        self.console_path = console_path
         self.append = f"console=ttyS1 rdinit=/sbin/init panic=-1 quiet guest_timeout={int(args.timeout)}"
         if kiosk != "cage":
             self.append += f" touchlock_vm_kiosk={kiosk}"
