@@ -5,7 +5,7 @@ Each compositor runs headless (pixman) in the Debian 13 root given, in a mount n
 its own, with a runtime directory inside the root that touchlockd (built here) reaches by
 its path. swaybg paints the kiosk app's known colour; grim's screenshots and touchlockctl's
 status are what is checked, as a user would look at them; wtype types the code on a
-virtual keyboard. Prints each check with its time, and ends
+virtual keyboard; wlr-randr changes the output's scale and mode while locked. Prints each check with its time, and ends
 "session-lock: N passed, M failed".
 """
 import json
@@ -174,6 +174,24 @@ class Compositor:
             counts[key] = counts.get(key, 0) + 1
         return max(counts, key=counts.get)
 
+    def quadrants(self, output=None):
+        """The dominant colour of each quarter of the screen (or of one output)."""
+        width, height, pixels = self.screenshot(output)
+        found = []
+        for qy in (0, 1):
+            for qx in (0, 1):
+                counts = {}
+                for y in range(qy * height // 2, (qy + 1) * height // 2, 7):
+                    for x in range(qx * width // 2, (qx + 1) * width // 2, 7):
+                        key = pixels[(y * width + x) * 3:(y * width + x) * 3 + 3]
+                        counts[key] = counts.get(key, 0) + 1
+                found.append(max(counts, key=counts.get))
+        return found
+
+    def randr(self, *args):
+        """wlr-randr (wlr-output-management, as a display settings tool uses it)."""
+        return self.run(["wlr-randr"] + list(args))
+
     def swaymsg(self, *args):
         ipc = [s for s in os.listdir(self.runtime) if s.startswith("sway-ipc.")]
         return self.run(["swaymsg", "-s", os.path.join(self.runtime_in_root, ipc[0])] + list(args))
@@ -244,6 +262,52 @@ idle_s = {idle_s}
     os.chmod(os.path.join(work, "touchlock.conf"), 0o600)
 
 
+def output_changes(compositor, d, name, ours):
+    """While locked, the output's scale and mode changed by a display settings tool
+    (wlr-randr): the same touchlockd keeps the lock and lays the lock screen out again for
+    the lock surface's new size in pixels, over the whole output; then back as it was."""
+    s = d.status()
+    first = s["outputs"][0]
+    width, height = first["screen"]["width"], first["screen"]["height"]
+    pid = d.process.pid
+    changes = [
+        # An integer scale: the same pixels, the lock surface half as large in its units.
+        (["--scale", "2"], lambda w, h: (w, h)),
+        # A fractional one: wl_output.scale says 2 and the surface is the output's size
+        # over 1.5, so the buffer is 4/3 of the output's pixels.
+        (["--scale", "1.5"], lambda w, h: (w * 4 // 3, h * 4 // 3)),
+        # Another mode at scale 1.
+        (["--scale", "1", "--custom-mode", f"{width * 3 // 4}x{height * 3 // 4}"], lambda w, h: (w * 3 // 4, h * 3 // 4)),
+    ]
+    for args, size in changes:
+        what = "wlr-randr " + " ".join(args)
+        rc, out = compositor.randr("--output", "HEADLESS-1", *args)
+        want = size(width, height)
+
+        def laid_out():
+            st = d.status()
+            if not st:
+                return None
+            got = st["outputs"][0]["screen"]
+            return st if abs(got["width"] - want[0]) <= 2 and abs(got["height"] - want[1]) <= 2 else None
+        st = wait_for(laid_out, timeout=10)
+        time.sleep(0.3)
+        quarters = compositor.quadrants()
+        share = compositor.app_share()
+        alive = d.process.poll() is None
+        check(f"{name}: {what} while locked: the same touchlockd keeps the lock, laid out again for the output's"
+              f" new size, over the whole output",
+              rc == 0 and alive and st is not None and all(q == ours for q in quarters) and share < 0.01,
+              f"wlr-randr rc {rc} {out!r}; pid {pid} running: {alive}; status screen"
+              f" {(d.status() or {}).get('outputs', [{}])[0].get('screen')}, wanted about {want};"
+              f" quarters {[q.hex() for q in quarters]}, ours {ours.hex()}; app share {share:.3f}")
+        compositor.save(os.path.join(d.work, f"output-{'-'.join(a.strip('-') for a in args)}.png"))
+    rc, out = compositor.randr("--output", "HEADLESS-1", "--scale", "1", "--custom-mode", f"{width}x{height}")
+    back = wait_for(lambda: (d.status() or {}).get("outputs", [{}])[0].get("screen") == {"width": width, "height": height})
+    check(f"{name}: the output set back as it was, the lock screen is laid out for it again",
+          rc == 0 and bool(back) and compositor.dominant() == ours, f"status {d.status()}")
+
+
 def run_compositor(root, name):
     t0 = time.monotonic()
     work = tempfile.mkdtemp(prefix=f"touchlock-session-lock-{name}.")
@@ -295,6 +359,8 @@ def run_compositor(root, name):
         share = compositor.app_share()
         check(f"{name}: the refused locker gone, the screen is still ours", share < 0.01 and compositor.dominant() == ours,
               f"app share {share:.3f}")
+
+        output_changes(compositor, d, name, ours)
 
         if name == "sway":
             # An output that comes while locked gets the lock screen too.

@@ -63,6 +63,9 @@ public final class WaylandConnection {
     public var onLockEvent: ((SessionLockEvent) -> Void)?
     /// Outputs announced or withdrawn after the start (lock surfaces follow them).
     public var onOutputsChanged: ((_ added: [WaylandOutput], _ removed: [WaylandOutput]) -> Void)?
+    /// An output's size in pixels changed after the start (a new mode, transform or scale;
+    /// its lock surface configured anew): with the size it had.
+    public var onOutputResized: ((WaylandOutput, _ from: Size) -> Void)?
     /// A frame of touches on a lock surface (every finger down on that output, the
     /// surface's pixels), with the output and the time.
     public var onTouches: (([ScreenTouch], WaylandOutput, Instant) -> Void)?
@@ -319,6 +322,16 @@ public final class WaylandConnection {
         if let session { o.makeLockSurface(session) }
         onOutputsChanged?([o], [])
         requestsMade()
+    }
+
+    /// Tells the owner an output's size changed; false if none is told (before the start).
+    @discardableResult
+    func outputResized(_ o: WaylandOutput, from before: Size) -> Bool {
+        guard isStarted, let onOutputResized else { return false }
+        Log.info("wayland: output \(o.name) is now \(o.size.width)x\(o.size.height) pixels (scale \(o.scale)),"
+                 + " \(before.width)x\(before.height) before")
+        onOutputResized(o, before)
+        return true
     }
 
     /// Set once the start's roundtrips are over: outputs after it are news to the owner.

@@ -15,8 +15,11 @@ public final class WaylandOutput: Display {
     let proxy: OpaquePointer
     let globalName: UInt32
     private unowned let connection: WaylandConnection
-    /// The size in pixels: the output's current mode, turned by its transform, until a
-    /// lock surface's configure says otherwise (its size times the scale).
+    /// The size in pixels: the output's current mode, turned by its transform; while a
+    /// lock surface is configured, its size times the output's scale (under a fractional
+    /// scale the compositor says 2 and the surface is the output over 1.5: then the
+    /// buffers are larger than the mode, and the compositor scales them down). A change
+    /// after the start is told (`onOutputResized`): the lock screen is laid out again.
     public private(set) var size = Size(width: 0, height: 0)
     /// The compositor turns what we draw: nothing to turn here.
     public var rotation: Rotation { .degrees0 }
@@ -34,6 +37,10 @@ public final class WaylandOutput: Display {
 
     var surface: OpaquePointer?
     private var lockSurface: OpaquePointer?
+    /// The lock surface's size in its own units, from its last configure.
+    private var surfaceUnits: (width: Int, height: Int)?
+    /// The buffer scale the lock surface was last given (applied at its next commit).
+    private var surfaceScale: Int32 = 1
     /// The serial of the configure to acknowledge before the next commit.
     private var configured = false
     private var buffers: [ShmBuffer] = []
@@ -79,10 +86,17 @@ public final class WaylandOutput: Display {
     fileprivate func done() {
         // Transforms 90 and 270 (and their flipped forms, 5 and 7) swap the sides.
         let turned = transform % 2 == 1
-        if !configured { size = turned ? Size(width: mode.height, height: mode.width) : mode }
+        let before = size
+        if configured {
+            // A new scale while locked: the same surface, buffers of its new pixels.
+            guard fitSurface() else { return }
+        } else {
+            size = turned ? Size(width: mode.height, height: mode.width) : mode
+        }
         let first = !announced
         announced = true
         connection.outputReady(self, first: first)
+        if !first && size != before { connection.outputResized(self, from: before) }
     }
 
     fileprivate func scaled(_ s: Int32) { scale = max(1, s) }
@@ -93,6 +107,8 @@ public final class WaylandOutput: Display {
         guard lockSurface == nil, let compositor = connection.compositor else { return }
         surface = wl_compositor_create_surface(compositor)
         wl_surface_set_buffer_scale(surface, scale)
+        surfaceScale = scale
+        surfaceUnits = nil
         lockSurface = ext_session_lock_v1_get_lock_surface(session, surface, proxy)
         ext_session_lock_surface_v1_add_listener(lockSurface, &lockSurfaceListener, Unmanaged.passUnretained(self).toOpaque())
         configured = false
@@ -105,6 +121,7 @@ public final class WaylandOutput: Display {
         if let s = surface { wl_surface_destroy(s) }
         lockSurface = nil
         surface = nil
+        surfaceUnits = nil
         configured = false
         // A buffer the compositor still held is free once the surface is gone.
         for b in buffers { b.busy = false }
@@ -114,11 +131,40 @@ public final class WaylandOutput: Display {
     fileprivate func configure(serial: UInt32, width: UInt32, height: UInt32) {
         guard let lockSurface else { return }
         ext_session_lock_surface_v1_ack_configure(lockSurface, serial)
-        let wanted = Size(width: Int(width) * Int(scale), height: Int(height) * Int(scale))
-        if wanted != size {
-            Log.warning("wayland: output \(name): the lock surface is \(width)x\(height) at scale \(scale), "
-                        + "the lock screen is laid out for \(size.width)x\(size.height): drawn at the top left")
+        surfaceUnits = (Int(width), Int(height))
+        let before = size
+        let first = !configured
+        configured = true
+        guard fitSurface() else { return }
+        if size != before, connection.outputResized(self, from: before) {
+            // A frame drawn for the old size is not shown: the lock screen laid out for the
+            // new one comes instead (until then a frame is drawn clipped to these buffers,
+            // which the compositor accepts).
+            waitingShadow = nil
+            waitingDamage = nil
+        } else if first, let shadow = waitingShadow {
+            // The frame that waited for this configure, whole.
+            waitingShadow = nil
+            waitingDamage = nil
+            commit(shadow, damage: Damage(bounds: size))
+        } else if !first {
+            onRedrawNeeded?()
         }
+        connection.requestsMade()
+    }
+
+    /// The buffer scale and two buffers for the lock surface's last configure at the
+    /// output's scale; `size` becomes their size. Every commit after an acknowledged
+    /// configure must match it (the compositor ends the connection otherwise), so both
+    /// are set before the next commit. False if no buffer could be made.
+    private func fitSurface() -> Bool {
+        guard let surface, let units = surfaceUnits else { return true }
+        if scale != surfaceScale {
+            wl_surface_set_buffer_scale(surface, scale)
+            surfaceScale = scale
+        }
+        let wanted = Size(width: units.width * Int(scale), height: units.height * Int(scale))
+        size = wanted
         if buffers.first?.size != wanted {
             buffers = []
             for _ in 0..<2 {
@@ -129,22 +175,12 @@ public final class WaylandOutput: Display {
                 } catch {
                     Log.error("wayland: output \(name): no buffer: \(error)")
                     fail(.flipFailed("\(error)"))
-                    return
+                    return false
                 }
             }
         }
-        let first = !configured
-        configured = true
         for b in buffers { b.missed.addAll() }
-        if first, let shadow = waitingShadow {
-            // The frame that waited for this configure, whole.
-            waitingShadow = nil
-            waitingDamage = nil
-            commit(shadow, damage: Damage(bounds: size))
-        } else if !first {
-            onRedrawNeeded?()
-        }
-        connection.requestsMade()
+        return true
     }
 
     // MARK: Display

@@ -229,17 +229,47 @@ final class Daemon {
         }
     }
 
-    /// Shows the lock screen on one more output, laid out for its own size and density.
-    func addOutput(_ display: Display) {
+    /// The lock screen laid out for `display`'s size and density (its pads and text only:
+    /// the lock's state is the primary's), with the density.
+    private func layout(for display: Display) -> (view: LockScreen, density: Density) {
         let density = Density(screen: display.size, physicalMillimetres: display.physicalSize, override: config.screens.dpi)
         let view = LockScreen.make(config: config, size: display.size, density: density, shuffleSeed: 0,
                                    message: laidOutWithMessage, measure: textMeasure, serviceDigits: serviceDigits)
+        return (view, density)
+    }
+
+    /// Shows the lock screen on one more output, laid out for its own size and density.
+    func addOutput(_ display: Display) {
+        let (view, density) = layout(for: display)
         let p = Presenter(display: display, loop: loop, shown: !presenter.isReleased || covering.presentsFromStart,
                           textImages: textImages)
         watch(display)
         mirrors.append((p, view))
         Log.info("output \(display.name): \(display.size.width)x\(display.size.height), \(Int(density.dpi.rounded())) dpi, shows the lock screen too")
         scenesChanged()
+    }
+
+    /// An output's size in pixels changed (its lock surface configured for a new mode or
+    /// scale): its lock screen is laid out again for it, the primary's keeping its state
+    /// (digits, a finger on its node), and drawn whole.
+    func outputResized(_ display: Display) {
+        let (view, density) = layout(for: display)
+        if display === presenter.display {
+            guard let relaid = lock.relaid(as: view) else {
+                Log.bug("output \(display.name): the lock screen laid out again has other pads")
+                return
+            }
+            lock = relaid
+            presenter.resized()
+        } else if let i = mirrors.firstIndex(where: { $0.presenter.display === display }) {
+            mirrors[i].view = view
+            mirrors[i].presenter.resized()
+        } else {
+            return
+        }
+        Log.info("output \(display.name): \(display.size.width)x\(display.size.height), \(Int(density.dpi.rounded())) dpi, the lock screen laid out again for it")
+        scenesChanged()
+        textfile?.changed()
     }
 
     /// The outputs a hotplug removed (already torn down by their card).
@@ -689,19 +719,11 @@ final class Daemon {
     private func showInfo(_ text: InfoText) {
         if (text.message != nil) != laidOutWithMessage {
             laidOutWithMessage = text.message != nil
-            let message = laidOutWithMessage
-            func density(_ d: Display) -> Density {
-                Density(screen: d.size, physicalMillimetres: d.physicalSize, override: config.screens.dpi)
-            }
-            let view = LockScreen.make(config: config, size: presenter.display.size, density: density(presenter.display),
-                                       shuffleSeed: 0, message: message, measure: textMeasure, serviceDigits: serviceDigits)
-            if let l = lock.relaid(as: view) { lock = l }
+            if let l = lock.relaid(as: layout(for: presenter.display).view) { lock = l }
             for i in mirrors.indices {
-                let d = mirrors[i].presenter.display
-                mirrors[i].view = LockScreen.make(config: config, size: d.size, density: density(d), shuffleSeed: 0, message: message,
-                                                  measure: textMeasure, serviceDigits: serviceDigits)
+                mirrors[i].view = layout(for: mirrors[i].presenter.display).view
             }
-            Log.info("the screens are laid out again \(message ? "with" : "without") a message")
+            Log.info("the screens are laid out again \(laidOutWithMessage ? "with" : "without") a message")
         }
         perform(lock.setInfo(text))
     }

@@ -10,12 +10,14 @@ import TouchlockSystem
 /// it over at the end of the loop's turn (`show`).
 final class Presenter {
     let display: Display
-    let shadow: ShadowBuffer
-    private let renderer: Renderer
+    private(set) var shadow: ShadowBuffer
+    private var renderer: Renderer
     private let loop: EventLoop
     /// The scene to show now: the last one handed over.
     private var scene: Scene?
     private var drawnScene: Scene?
+    /// The masks of text drawn before, shared by every output's renderer.
+    private let textImages: TextImages
     /// A new scene is due on this turn of the loop (`sceneDue`, then `show`).
     private var sceneComing = false
     /// Damage drawn into the shadow buffer and not yet presented.
@@ -59,6 +61,7 @@ final class Presenter {
     /// (a VT switch brings it).
     /// `textImages`: the masks of text drawn before, shared by every output.
     init(display: Display, loop: EventLoop, shown: Bool, textImages: TextImages) {
+        self.textImages = textImages
         self.display = display
         released = !shown
         self.loop = loop
@@ -75,6 +78,16 @@ final class Presenter {
     func sceneDue(after eventTime: Instant?) {
         if pendingEventTime == nil { pendingEventTime = eventTime }
         sceneComing = true
+    }
+
+    /// The display's size changed (a lock surface configured anew): a shadow buffer of
+    /// the new size, drawn whole from the next scene (which the daemon lays out for it).
+    func resized() {
+        shadow = ShadowBuffer(size: display.size)
+        renderer = Renderer(shadow: shadow)
+        renderer.textImages = textImages
+        drawnScene = nil
+        unpresented = Damage(bounds: display.size)
     }
 
     /// Draws `scene`, the damage from the one drawn before, and presents it.
