@@ -169,10 +169,12 @@ let testPanelHeader = [
 ]
 
 /// An evemu recording of one finger drawing `patterns` on the default 3x3 grid of a
-/// `screen`, one sample per node, `gap` apart, starting after `lead`. With a `rotation`,
+/// `screen`, one sample per node, `gap` apart, starting after `lead`. The default gap is
+/// a quick user's (0.4 s), stretched by `TestTime.scale`: a stroke made while the one
+/// before is still being checked is not taken, and under emulation a check takes longer. With a `rotation`,
 /// `screen` is the logical size and the finger touches the panel where it shows the node.
 func recording(of patterns: [[Int]], on screen: Size, rotation: Rotation = .degrees0,
-               lead: Int64 = 1_000_000, gap: Int64 = 400_000) -> String {
+               lead: Int64 = 1_000_000, gap: Int64 = 400_000 * TestTime.scale) -> String {
     let grid = PatternGrid.layout(on: screen)
     var lines = testPanelHeader
     var t = lead
