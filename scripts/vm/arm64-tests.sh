@@ -14,7 +14,8 @@
 # Cache: $TOUCHLOCK_VM_CACHE/arm64 (default .vm/arm64): the kernel's Image (shared with
 # scripts/vm/arm64.sh) and the modules the guest loads; the arm64 root in
 # .build/arm64/tests-root. The console log is out/arm64/tests/console.log. Each step's time
-# is printed; the last line is "arm64-tests: N passed, N failed" (tests).
+# is printed; the tests skipped under emulation are listed with their reason, then
+# "arm64-tests: N skipped", and the last line is "arm64-tests: N passed, N failed" (tests).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -239,10 +240,14 @@ grep -a ' Test run with ' "$OUT/tests.log" | tail -n 1
 sed 's/^/arm64-tests: failed: /' "$OUT/failed"
 total=$(sed -n 's/.* Test run with \([0-9]*\) tests\{0,1\} .*/\1/p' "$OUT/tests.log" | tail -n 1)
 failing=$(wc -l < "$OUT/failed")
+# A test not run here says why: "✘ Test NAME skipped: "REASON"".
+sed -n 's/^[^ ]* Test \(.*\) skipped: \(.*\)/arm64-tests: skipped: \1: \2/p' "$OUT/tests.log"
+skipped=$(grep -ac '^[^ ]* Test .* skipped: ' "$OUT/tests.log" || true)
 if [ -z "$total" ]; then
     echo "arm64-tests: the run did not finish: $(grep -ac ' Test .* passed after ' "$OUT/tests.log") tests had passed (console: $LOG)"
     echo "arm64-tests: 0 passed, $failing failed"
     exit 1
 fi
-echo "arm64-tests: $((total - failing)) passed, $failing failed"
+echo "arm64-tests: $skipped skipped"
+echo "arm64-tests: $((total - failing - skipped)) passed, $failing failed"
 [ "$failing" -eq 0 ]
