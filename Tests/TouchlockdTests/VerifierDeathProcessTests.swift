@@ -45,8 +45,11 @@ struct VerifierDeathProcessTests {
         try DurableFile.makeDirectory(DurableFile.directory(of: d.statePath))
         try DurableFile.replace(d.statePath, with: Array(try stateText(failures: 2).utf8))
         let replay = d.dir + "/strokes.evemu"
+        // The right pattern comes once the wrong one is judged (a stroke made while an
+        // attempt is checked is not taken): 0.9 s, stretched under emulation.
         try DurableFile.replace(replay, with: Array(recording(of: [wrongPattern, rightPattern.nodes], on: screen,
-                                                              lead: 600_000, gap: 900_000).utf8), mode: 0o644)
+                                                              lead: 600_000, gap: 900_000 * TestTime.scale).utf8),
+                                mode: 0o644)
         try d.start(replay: replay, extra: ["-v"], environment: ["TOUCHLOCK_TEST_VERIFIER_DIES_AT=0"])
         let sub = try d.client()
         _ = try sub.request(.subscribe, timeout: waited(5000))
