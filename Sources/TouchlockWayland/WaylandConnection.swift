@@ -64,8 +64,8 @@ public final class WaylandConnection {
     /// Outputs announced or withdrawn after the start (lock surfaces follow them).
     public var onOutputsChanged: ((_ added: [WaylandOutput], _ removed: [WaylandOutput]) -> Void)?
     /// An output's size in pixels changed after the start (a new mode, transform or scale;
-    /// its lock surface configured anew): with the size it had.
-    public var onOutputResized: ((WaylandOutput, _ from: Size) -> Void)?
+    /// its lock surface configured anew).
+    public var onOutputResized: ((WaylandOutput) -> Void)?
     /// A frame of touches on a lock surface (every finger down on that output, the
     /// surface's pixels), with the output and the time.
     public var onTouches: (([ScreenTouch], WaylandOutput, Instant) -> Void)?
@@ -330,7 +330,7 @@ public final class WaylandConnection {
         guard isStarted, let onOutputResized else { return false }
         Log.info("wayland: output \(o.name) is now \(o.size.width)x\(o.size.height) pixels (scale \(o.scale)),"
                  + " \(before.width)x\(before.height) before")
-        onOutputResized(o, before)
+        onOutputResized(o)
         return true
     }
 

@@ -52,7 +52,7 @@ final class SessionLockCovering: ChosenCovering {
         connection.onOutputsChanged = { [unowned daemon] added, removed in
             daemon.outputsChanged(added: Self.sized(added), removed: removed)
         }
-        connection.onOutputResized = { [unowned daemon] output, _ in daemon.outputResized(output) }
+        connection.onOutputResized = { [unowned daemon] output in daemon.outputResized(output) }
         connection.onTouches = { [unowned daemon] touches, output, time in daemon.touched(touches, onOutput: output, at: time) }
         connection.onKey = { [unowned daemon] key, time in daemon.hardwareKey(key, at: time) }
         connection.isStarted = true
