@@ -10,6 +10,7 @@ virtual keyboard; wlr-randr changes the output's scale and mode while locked. Pr
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -262,6 +263,16 @@ idle_s = {idle_s}
     os.chmod(os.path.join(work, "touchlock.conf"), 0o600)
 
 
+def differing_tiles(a, b):
+    """How many 16 px tiles of two screenshots differ (scripts/compare-png, as the golden
+    images are compared); None when they cannot be compared."""
+    p = subprocess.run([os.path.join(ROOT, "scripts", "compare-png"), a, b], capture_output=True, text=True)
+    m = re.search(r"(\d+) tiles of 16 px fail", p.stdout + p.stderr)
+    if m:
+        return int(m.group(1))
+    return 0 if p.returncode == 0 else None
+
+
 def output_changes(compositor, d, name, ours):
     """While locked, the output's scale and mode changed by a display settings tool
     (wlr-randr): the same touchlockd keeps the lock and lays the lock screen out again for
@@ -273,9 +284,10 @@ def output_changes(compositor, d, name, ours):
     changes = [
         # An integer scale: the same pixels, the lock surface half as large in its units.
         (["--scale", "2"], lambda w, h: (w, h)),
-        # A fractional one: wl_output.scale says 2 and the surface is the output's size
-        # over 1.5, so the buffer is 4/3 of the output's pixels.
-        (["--scale", "1.5"], lambda w, h: (w * 4 // 3, h * 4 // 3)),
+        # A fractional one: wl_output.scale says 2, the surface is the output's size over
+        # 1.5, and fractional-scale-v1 prefers 1.5 for it: buffers of the output's own
+        # pixels, shown through a viewport (without the protocol they were 4/3 of them).
+        (["--scale", "1.5"], lambda w, h: (w, h)),
         # Another mode at scale 1.
         (["--scale", "1", "--custom-mode", f"{width * 3 // 4}x{height * 3 // 4}"], lambda w, h: (w * 3 // 4, h * 3 // 4)),
     ]
@@ -301,7 +313,19 @@ def output_changes(compositor, d, name, ours):
               f"wlr-randr rc {rc} {out!r}; pid {pid} running: {alive}; status screen"
               f" {(d.status() or {}).get('outputs', [{}])[0].get('screen')}, wanted about {want};"
               f" quarters {[q.hex() for q in quarters]}, ours {ours.hex()}; app share {share:.3f}")
-        compositor.save(os.path.join(d.work, f"output-{'-'.join(a.strip('-') for a in args)}.png"))
+        shot = os.path.join(d.work, f"output-{'-'.join(a.strip('-') for a in args)}.png")
+        compositor.save(shot)
+        if want == (width, height):
+            # The same pixels at another scale: the lock screen drawn at the output's own
+            # pixels is the picture it was at scale 1 (the cursor and the caret's blink
+            # aside, and at 1.5 the compositor's resampling of 1280 pixels into a surface
+            # of 853 units, 1279.5 pixels), where one drawn at 2 and scaled down differs
+            # in every edge (401 tiles of 3600 at 1.5).
+            tiles = differing_tiles(os.path.join(d.work, "locked.png"), shot)
+            print(f"session-lock: {name}: {what}: {tiles} tiles of 16 px of 3600 differ from the lock screen at scale 1",
+                  flush=True)
+            check(f"{name}: {what}: drawn at the output's own pixels, the lock screen as it was at scale 1",
+                  tiles is not None and tiles <= 72, f"{tiles} tiles of 16 px of 3600 differ from scale 1's")
     rc, out = compositor.randr("--output", "HEADLESS-1", "--scale", "1", "--custom-mode", f"{width}x{height}")
     back = wait_for(lambda: (d.status() or {}).get("outputs", [{}])[0].get("screen") == {"width": width, "height": height})
     check(f"{name}: the output set back as it was, the lock screen is laid out for it again",

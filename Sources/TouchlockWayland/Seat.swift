@@ -60,7 +60,7 @@ final class Seat {
     // MARK: touch
 
     private func point(_ x: wl_fixed_t, _ y: wl_fixed_t, _ o: WaylandOutput) -> Point {
-        let s = Double(o.scale)
+        let s = o.pixelsPerUnit
         return Point(x: wl_fixed_to_double(x) * s, y: wl_fixed_to_double(y) * s)
     }
 

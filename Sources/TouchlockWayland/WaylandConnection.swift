@@ -49,6 +49,10 @@ public final class WaylandConnection {
     var shm: OpaquePointer?
     private var lockManager: OpaquePointer?
     private var lockManagerVersion: UInt32 = 0
+    /// wp_viewporter and wp_fractional_scale_manager_v1, when the compositor offers both:
+    /// lock surfaces then get buffers of the output's own pixels at a fractional scale.
+    private(set) var viewporter: OpaquePointer?
+    private(set) var fractionalScaleManager: OpaquePointer?
     private var seats: [Seat] = []
     /// The outputs the compositor announced, in its order.
     public private(set) var outputs: [WaylandOutput] = []
@@ -302,6 +306,10 @@ public final class WaylandConnection {
         case "ext_session_lock_manager_v1":
             lockManager = bind(name, tl_ext_session_lock_manager_v1_interface(), 1)
             lockManagerVersion = version
+        case "wp_viewporter":
+            viewporter = bind(name, tl_wp_viewporter_interface(), 1)
+        case "wp_fractional_scale_manager_v1":
+            fractionalScaleManager = bind(name, tl_wp_fractional_scale_manager_v1_interface(), 1)
         default:
             break
         }
@@ -318,7 +326,7 @@ public final class WaylandConnection {
     /// An output announced after the start is ready (its first `done`).
     func outputReady(_ o: WaylandOutput, first: Bool) {
         guard first, isStarted else { return }
-        Log.info("wayland: output \(o.name) came: \(o.size.width)x\(o.size.height), scale \(o.scale)")
+        Log.info("wayland: output \(o.name) came: \(o.size.width)x\(o.size.height), scale \(o.scaleText)")
         if let session { o.makeLockSurface(session) }
         onOutputsChanged?([o], [])
         requestsMade()
@@ -328,7 +336,7 @@ public final class WaylandConnection {
     @discardableResult
     func outputResized(_ o: WaylandOutput, from before: Size) -> Bool {
         guard isStarted, let onOutputResized else { return false }
-        Log.info("wayland: output \(o.name) is now \(o.size.width)x\(o.size.height) pixels (scale \(o.scale)),"
+        Log.info("wayland: output \(o.name) is now \(o.size.width)x\(o.size.height) pixels (scale \(o.scaleText)),"
                  + " \(before.width)x\(before.height) before")
         onOutputResized(o)
         return true

@@ -11,15 +11,22 @@ import TouchlockSystem
 /// compositor released it; only the damage, plus what that buffer missed). A frame
 /// "completes" at the surface's frame callback. Before the lock surface's first
 /// configure, a frame waits (the display is busy) and is shown whole at it.
+///
+/// The buffers have the output's own pixels. At an integer scale they are the surface's
+/// size times wl_output.scale (wl_surface.set_buffer_scale). When the compositor offers
+/// viewporter and fractional-scale-v1, they are the surface's size times the scale the
+/// compositor prefers for the surface, in 120ths (1.5 is 180), rounded as the protocol
+/// asks, and the viewport shows them at the surface's size: at 1.5 a 1280x720 output gets
+/// 1280x720 buffers, where without the protocol it got 1706x960 at scale 2, which the
+/// compositor scaled down.
 public final class WaylandOutput: Display {
     let proxy: OpaquePointer
     let globalName: UInt32
     private unowned let connection: WaylandConnection
     /// The size in pixels: the output's current mode, turned by its transform; while a
-    /// lock surface is configured, its size times the output's scale (under a fractional
-    /// scale the compositor says 2 and the surface is the output over 1.5: then the
-    /// buffers are larger than the mode, and the compositor scales them down). A change
-    /// after the start is told (`onOutputResized`): the lock screen is laid out again.
+    /// lock surface is configured, its size times the scale its buffers are drawn at
+    /// (`pixelsPerUnit`). A change after the start is told (`onOutputResized`): the lock
+    /// screen is laid out again.
     public private(set) var size = Size(width: 0, height: 0)
     /// The compositor turns what we draw: nothing to turn here.
     public var rotation: Rotation { .degrees0 }
@@ -38,9 +45,19 @@ public final class WaylandOutput: Display {
     var surface: OpaquePointer?
     private var lockSurface: OpaquePointer?
     /// The lock surface's size in its own units, from its last configure.
-    private var surfaceUnits: (width: Int, height: Int)?
-    /// The buffer scale the lock surface was last given (applied at its next commit).
-    private var surfaceScale: Int32 = 1
+    private var surfaceUnits: Size?
+    /// The scale the lock surface's buffers are drawn at (the buffer scale given to it,
+    /// or the fractional scale its viewport shows), applied at its next commit.
+    private var drawnAt = SurfaceScale.buffer(1)
+    /// With viewporter and fractional-scale-v1: the lock surface's viewport (its size in
+    /// units, set apart from its buffers'), its fractional scale object, and the scale
+    /// the compositor prefers for this output's surface, in 120ths (kept for the next
+    /// lock surface: the compositor tells a new one only once it is shown).
+    private var viewport: OpaquePointer?
+    private var viewportUnits: Size?
+    private var fractionalScale: OpaquePointer?
+    private var preferredScale120: UInt32?
+    private var refitQueued = false
     /// The serial of the configure to acknowledge before the next commit.
     private var configured = false
     private var buffers: [ShmBuffer] = []
@@ -101,14 +118,57 @@ public final class WaylandOutput: Display {
 
     fileprivate func scaled(_ s: Int32) { scale = max(1, s) }
 
+    /// The buffers' pixels per surface unit: touches come in units and are turned into
+    /// pixels by it.
+    public var pixelsPerUnit: Double { drawnAt.pixelsPerUnit }
+
+    /// The scale the next buffers are drawn at: with a viewport, the compositor's preferred
+    /// scale (the integer one until it says), else the integer scale.
+    private var wantedScale: SurfaceScale {
+        viewport != nil ? .fractional(per120: Int(preferredScale120 ?? UInt32(scale) * 120)) : .buffer(Int(scale))
+    }
+
+    /// The scale as a log line says it: "2", "1.5".
+    var scaleText: String { lockSurface != nil ? "\(drawnAt)" : "\(scale)" }
+
+    /// fractional-scale-v1's preferred_scale. While configured, the buffers follow once the
+    /// events read with it are handled: a compositor that changes the output's scale sends
+    /// the new preferred scale and the configure of the surface's new size together, and
+    /// the buffers are made once, for both.
+    fileprivate func preferred(scale120 s: UInt32) {
+        guard s > 0, s != preferredScale120 else { return }
+        preferredScale120 = s
+        guard configured, !refitQueued else { return }
+        refitQueued = true
+        loop { self.refitForPreferredScale() }
+    }
+
+    private func refitForPreferredScale() {
+        refitQueued = false
+        guard configured, wantedScale != drawnAt else { return }
+        let before = size
+        guard fitSurface() else { return }
+        if size != before { connection.outputResized(self, from: before) }
+        connection.requestsMade()
+    }
+
     // MARK: the lock surface
 
     func makeLockSurface(_ session: OpaquePointer) {
         guard lockSurface == nil, let compositor = connection.compositor else { return }
         surface = wl_compositor_create_surface(compositor)
-        wl_surface_set_buffer_scale(surface, scale)
-        surfaceScale = scale
+        if let viewporter = connection.viewporter, let manager = connection.fractionalScaleManager {
+            // Buffer scale 1: the viewport gives the surface its size in units.
+            viewport = wp_viewporter_get_viewport(viewporter, surface)
+            fractionalScale = wp_fractional_scale_manager_v1_get_fractional_scale(manager, surface)
+            wp_fractional_scale_v1_add_listener(fractionalScale, &fractionalScaleListener,
+                                                Unmanaged.passUnretained(self).toOpaque())
+        } else {
+            wl_surface_set_buffer_scale(surface, scale)
+        }
+        drawnAt = wantedScale
         surfaceUnits = nil
+        viewportUnits = nil
         lockSurface = ext_session_lock_v1_get_lock_surface(session, surface, proxy)
         ext_session_lock_surface_v1_add_listener(lockSurface, &lockSurfaceListener, Unmanaged.passUnretained(self).toOpaque())
         configured = false
@@ -117,8 +177,13 @@ public final class WaylandOutput: Display {
     func destroyLockSurface() {
         if let c = frameCallback { wl_callback_destroy(c) }
         frameCallback = nil
+        if let v = viewport { wp_viewport_destroy(v) }
+        if let f = fractionalScale { wp_fractional_scale_v1_destroy(f) }
         if let l = lockSurface { ext_session_lock_surface_v1_destroy(l) }
         if let s = surface { wl_surface_destroy(s) }
+        viewport = nil
+        viewportUnits = nil
+        fractionalScale = nil
         lockSurface = nil
         surface = nil
         surfaceUnits = nil
@@ -131,7 +196,7 @@ public final class WaylandOutput: Display {
     fileprivate func configure(serial: UInt32, width: UInt32, height: UInt32) {
         guard let lockSurface else { return }
         ext_session_lock_surface_v1_ack_configure(lockSurface, serial)
-        surfaceUnits = (Int(width), Int(height))
+        surfaceUnits = Size(width: Int(width), height: Int(height))
         let before = size
         let first = !configured
         configured = true
@@ -153,17 +218,24 @@ public final class WaylandOutput: Display {
         connection.requestsMade()
     }
 
-    /// The buffer scale and two buffers for the lock surface's last configure at the
-    /// output's scale; `size` becomes their size. Every commit after an acknowledged
-    /// configure must match it (the compositor ends the connection otherwise), so both
-    /// are set before the next commit. False if no buffer could be made.
+    /// Two buffers for the lock surface's last configure at the scale it is drawn at, and
+    /// the buffer scale or the viewport's size that shows them at the configured size;
+    /// `size` becomes their size. Every commit after an acknowledged configure must match
+    /// it (the compositor ends the connection otherwise), so all are set before the next
+    /// commit. False if no buffer could be made.
     private func fitSurface() -> Bool {
         guard let surface, let units = surfaceUnits else { return true }
-        if scale != surfaceScale {
-            wl_surface_set_buffer_scale(surface, scale)
-            surfaceScale = scale
+        let scale = wantedScale
+        if let viewport {
+            if viewportUnits != units {
+                wp_viewport_set_destination(viewport, Int32(units.width), Int32(units.height))
+                viewportUnits = units
+            }
+        } else if scale != drawnAt, case .buffer(let s) = scale {
+            wl_surface_set_buffer_scale(surface, Int32(s))
         }
-        let wanted = Size(width: units.width * Int(scale), height: units.height * Int(scale))
+        drawnAt = scale
+        let wanted = scale.pixels(for: units)
         size = wanted
         if buffers.first?.size != wanted {
             buffers = []
@@ -345,6 +417,10 @@ nonisolated(unsafe) private var outputListener = wl_output_listener(
 
 nonisolated(unsafe) private var lockSurfaceListener = ext_session_lock_surface_v1_listener(
     configure: { data, _, serial, w, h in output(data).configure(serial: serial, width: w, height: h) }
+)
+
+nonisolated(unsafe) private var fractionalScaleListener = wp_fractional_scale_v1_listener(
+    preferred_scale: { data, _, s in output(data).preferred(scale120: s) }
 )
 
 nonisolated(unsafe) private var frameListener = wl_callback_listener(

@@ -1,7 +1,8 @@
 import Glibc
 import Testing
 
-/// Modules/CWayland's ext-session-lock-v1 glue is committed: its code must be what
+/// Modules/CWayland's protocol glue (ext-session-lock-v1, viewporter, fractional-scale-v1)
+/// is committed: its code must be what
 /// scripts/wayland-protocols makes now from wayland-protocols' XML with wayland-scanner.
 /// Comments (the XML's documentation and licence, which later wayland-protocols reword)
 /// and the system headers included (wayland-scanner 1.23 adds stdbool.h) do not count.
@@ -49,7 +50,8 @@ import Testing
         defer { _ = system("rm -rf '\(dir)'") }
         let status = system("'\(Self.root)/scripts/wayland-protocols' '\(dir)'")
         try #require(status == 0, "scripts/wayland-protocols failed")
-        for file in ["include/ext-session-lock-v1-client-protocol.h", "ext-session-lock-v1-protocol.c"] {
+        let protocols = ["ext-session-lock-v1", "viewporter", "fractional-scale-v1"]
+        for file in protocols.flatMap({ ["include/\($0)-client-protocol.h", "\($0)-protocol.c"] }) {
             let made = try #require(Self.contents("\(dir)/\(file)"))
             let committed = Self.contents("\(Self.root)/Modules/CWayland/\(file)")
             #expect(made.count > 1000, "\(file): the scanner made nearly nothing")
