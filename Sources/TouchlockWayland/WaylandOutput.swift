@@ -234,6 +234,9 @@ public final class WaylandOutput: Display {
         } else if scale != drawnAt, case .buffer(let s) = scale {
             wl_surface_set_buffer_scale(surface, Int32(s))
         }
+        if scale != drawnAt {
+            Log.info("wayland: output \(name) is drawn at scale \(scale), a surface of \(units.width)x\(units.height) units")
+        }
         drawnAt = scale
         let wanted = scale.pixels(for: units)
         size = wanted
