@@ -57,6 +57,9 @@ public final class WaylandOutput: Display {
     private var viewportUnits: Size?
     private var fractionalScale: OpaquePointer?
     private var preferredScale120: UInt32?
+    /// wl_output.scale when that preferred scale came: once the output's scale changed
+    /// (set back to 1 while unlocked), a new lock surface does not start at the old one.
+    private var preferredAtScale: Int32 = 0
     private var refitQueued = false
     /// The serial of the configure to acknowledge before the next commit.
     private var configured = false
@@ -105,8 +108,9 @@ public final class WaylandOutput: Display {
         let turned = transform % 2 == 1
         let before = size
         if configured {
-            // A new scale while locked: the same surface, buffers of its new pixels.
-            guard fitSurface() else { return }
+            // A new scale while locked: the same surface, buffers of its new pixels. With a
+            // viewport, the configure and the preferred scale that follow it say them.
+            if viewport == nil { guard fitSurface() else { return } }
         } else {
             size = turned ? Size(width: mode.height, height: mode.width) : mode
         }
@@ -125,7 +129,9 @@ public final class WaylandOutput: Display {
     /// The scale the next buffers are drawn at: with a viewport, the compositor's preferred
     /// scale (the integer one until it says), else the integer scale.
     private var wantedScale: SurfaceScale {
-        viewport != nil ? .fractional(per120: Int(preferredScale120 ?? UInt32(scale) * 120)) : .buffer(Int(scale))
+        guard viewport != nil else { return .buffer(Int(scale)) }
+        let preferred = preferredAtScale == scale ? preferredScale120 : nil
+        return .fractional(per120: Int(preferred ?? UInt32(scale) * 120))
     }
 
     /// The scale as a log line says it: "2", "1.5".
@@ -136,8 +142,9 @@ public final class WaylandOutput: Display {
     /// the new preferred scale and the configure of the surface's new size together, and
     /// the buffers are made once, for both.
     fileprivate func preferred(scale120 s: UInt32) {
-        guard s > 0, s != preferredScale120 else { return }
+        guard s > 0, s != preferredScale120 || preferredAtScale != scale else { return }
         preferredScale120 = s
+        preferredAtScale = scale
         guard configured, !refitQueued else { return }
         refitQueued = true
         loop { self.refitForPreferredScale() }
