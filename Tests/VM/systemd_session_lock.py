@@ -21,6 +21,12 @@ Checks:
   code       locked again: a tap on the control that switches to the code pad, the
              code's digits tapped on the on-screen keypad: unlocked, by the code (then
              locked, switched back to the pattern by a tap and unlocked, for what follows).
+  scale      (labwc) locked, the output set to scale 1.5 by wlr-randr in the kiosk's
+             session, as a display settings tool sets a small dense panel: the lock
+             screen is drawn at the output's own pixels (the journal; the code pad's
+             screendump is the one at scale 1 in all but a few pixels), and the code tapped
+             at the keys' places in those pixels through wl_touch unlocks; the scale set
+             back to 1.
   events     kill -9, kill -STOP (the watchdog's kill), `systemctl restart` and `dpkg -i`
              of a newer package while locked (systemd_deploy.py's event: screendumps every
              50-100 ms, strokes on the app throughout): no screendump shows the app, no
@@ -35,7 +41,7 @@ import json
 import re
 import time
 
-from run_e2e import RIGHT, CheckFailed, inject, save, stroke
+from run_e2e import RIGHT, CheckFailed, differing, inject, save, stroke
 from run_kiosk import marks
 from systemd_deploy import (APP_WAYLAND_LOG, EVENTS, SESSION_EVENT_CHECKS, SESSION_EVENT_CHECKS_LOCKED,
                             TAKEOVER_CHECK, cell_hit, cell_stroke, write_session_lock_dropin)
@@ -52,6 +58,12 @@ CHECKS = [
     " the same PIDs, taking touches",
     "the code tapped on the on-screen keypad through wl_touch unlocks",
 ]
+SCALE_CHECK = ("the output set to scale 1.5 while locked (wlr-randr): the lock screen drawn at the output's own"
+               " pixels, and the code tapped through wl_touch at the keys' places in them unlocks")
+# Of the code pad's screendump at 1.5 against the one at scale 1, at most this share of the
+# pixels may differ by more than 40 (the caret's blink; the compositor resampling the
+# buffer into a surface of fractional size). Drawn at 2 and scaled down, some 3% do.
+SCALE_DIFFERING = 0.005
 # sway instead of labwc (greetd's initial_session changed, greetd started again): the
 # daemon of labwc's session ends with it, and the one systemd starts waits for sway.
 SWAY_CHECK = ("the kiosk's compositor replaced by sway: touchlockd ends with labwc's connection, the next one waits"
@@ -73,6 +85,7 @@ class SessionLockPhase:
         self.compositor = compositor
         self.label = "session lock" if compositor == "labwc" else f"session lock, {compositor}"
         self.switched = False
+        self.pad_at_scale_1 = None
 
     def check_name(self, i):
         if i == 0 and self.compositor == "sway":
@@ -80,7 +93,21 @@ class SessionLockPhase:
         return f"{self.label}: " + CHECKS[i].format(comp=self.compositor)
 
     def names(self):
-        return [self.check_name(i) for i in range(len(CHECKS))] + event_names(self.label)
+        scale = [f"{self.label}: {SCALE_CHECK}"] if self.compositor == "labwc" else []
+        return [self.check_name(i) for i in range(len(CHECKS))] + scale + event_names(self.label)
+
+    def randr(self, *args):
+        """wlr-randr in the kiosk's session, as its user: (exit status, output lines)."""
+        _, lines = self.g.run("id -u kiosk")
+        env = f"XDG_RUNTIME_DIR=/run/user/{lines[-1].strip()} WAYLAND_DISPLAY=wayland-0"
+        return self.g.run(f"runuser -u kiosk -- env {env} wlr-randr " + " ".join(args), check=False)
+
+    def output_name(self):
+        rc, lines = self.randr()
+        names = [ln.split()[0] for ln in lines if ln and not ln[0].isspace()]
+        if rc != 0 or not names:
+            raise CheckFailed(f"wlr-randr lists no output: rc {rc}: {lines}")
+        return names[0]
 
     # -- helpers
 
@@ -233,10 +260,64 @@ class SessionLockPhase:
         save(d.out, self.shot("session-lock-unlocked.png"), img)
 
     def code(self):
+        if not self.switched:
+            raise CheckFailed("not reached: the switch to the session lock failed")
+        self.d.lock("the session lock, before the code")
+        self.code_unlocks("session-lock-code.png")
+
+    def scale(self):
         d, g = self.d, self.g
         if not self.switched:
             raise CheckFailed("not reached: the switch to the session lock failed")
-        d.lock("the session lock, before the code")
+        d.lock("the session lock, before the scale")
+        screen = d.status()["outputs"][0]["screen"]
+        output = self.output_name()
+        since = g.uptime()
+        rc, lines = self.randr("--output", output, "--scale", "1.5")
+        try:
+            if rc != 0:
+                raise CheckFailed(f"wlr-randr --output {output} --scale 1.5: rc {rc}: {lines}")
+            said = self.journal_wait(since, "is drawn at scale 1.5", 15)
+            if not said:
+                raise CheckFailed("the journal does not say the output is drawn at scale 1.5")
+            st = d.status()
+            if st["outputs"][0]["screen"] != screen:
+                raise CheckFailed(f"at scale 1.5 the lock screen is {st['outputs'][0]['screen']}, the output {screen}")
+            print(f"vm-systemd: {self.label}: {said[-1]}", flush=True)
+
+            def same_pad(img):
+                before = self.pad_at_scale_1
+                n = differing(before, img, (0, 0, img.width, img.height)) if before and (before.width, before.height) == (img.width, img.height) else None
+                print(f"vm-systemd: {self.label}: the code pad at scale 1.5: {n} of {img.width * img.height} pixels"
+                      f" differ by more than 40 from scale 1's", flush=True)
+                if n is None or n > SCALE_DIFFERING * img.width * img.height:
+                    raise CheckFailed(f"the code pad at scale 1.5 is not the one at scale 1: {n} pixels differ")
+            back = []
+
+            def scale_back_unlocked():
+                back.append(g.uptime())
+                self.scale_back(output)()
+            self.code_unlocks("session-lock-code-scale-1.5.png", same_pad, after_unlock=scale_back_unlocked)
+            # The scale set back while unlocked: the next lock (in code_unlocks, to switch
+            # back to the pattern) is laid out for the output's pixels at once, not first
+            # for the scale it had before.
+            resized = self.journal_since(back[0], "is now .* pixels") if back else ["no scale set back"]
+            if resized:
+                raise CheckFailed("the lock after the scale was set back was laid out again: " + " | ".join(resized))
+        finally:
+            self.scale_back(output)()
+
+    def scale_back(self, output):
+        def back():
+            rc, lines = self.randr("--output", output, "--scale", "1")
+            if rc != 0:
+                raise CheckFailed(f"wlr-randr --output {output} --scale 1: rc {rc}: {lines}")
+        return back
+
+    def code_unlocks(self, shot, check_pad=None, after_unlock=None):
+        """Locked with the pattern shown: the switch to the code pad tapped, the code's digits
+        tapped, unlocked by the code; then locked again and switched back to the pattern."""
+        d, g = self.d, self.g
         st = d.status()
         if not st.get("toggle"):
             raise CheckFailed("no control to switch to the code in the status: " + json.dumps(st))
@@ -252,13 +333,25 @@ class SessionLockPhase:
             time.sleep(0.2)
         if pad is None:
             raise CheckFailed("a tap on the switch through wl_touch did not show the code pad: " + json.dumps(st))
-        save(d.out, self.shot("session-lock-code.png"), d.screendump())
+        pad_img = d.screendump()
+        save(d.out, self.shot(shot), pad_img)
+        if check_pad:
+            check_pad(pad_img)
+        else:
+            self.pad_at_scale_1 = pad_img
         since = g.uptime()
         cmds = []
         for digit in CODE:
             kx, ky = pad["keys"][digit]
             cmds += self.tap(kx, ky)
         inject(g, cmds, "@@sl-code")
+        if after_unlock:
+            # At another scale the app is drawn otherwise: the unlock is read from the
+            # status first, then the scale is set back and the app looked for.
+            deadline = time.monotonic() + 15
+            while d.status().get("state") != "unlocked" and time.monotonic() < deadline:
+                time.sleep(0.2)
+            after_unlock()
         img = d.poll(d.want_app, 15, "the app after the code", name=self.shot("session-lock-code-not-unlocked.png"))
         st = d.status()
         if st["state"] != "unlocked":
@@ -352,6 +445,8 @@ class SessionLockPhase:
         record(self.check_name(1), self.lock)
         record(self.check_name(2), self.pattern)
         record(self.check_name(3), self.code)
+        if self.compositor == "labwc":
+            record(f"{self.label}: {SCALE_CHECK}", self.scale)
         if self.switched:
             for name, cmd, seconds in EVENTS:
                 self.d.event(name, cmd, seconds, True)

@@ -21,7 +21,8 @@
 # its own kernel: linux-image-amd64 (6.12) is downloaded in the root by its apt, the VM
 # boots its vmlinuz ($CACHE/systemd-trixie/vmlinuz, its version in kernel.version) and
 # the root gets its modules. The kiosk's stack adds labwc and greetd (started as
-# Raspberry Pi OS starts labwc: greetd's autologin), foot, and sway (the session lock checks).
+# Raspberry Pi OS starts labwc: greetd's autologin), foot, sway (the session lock checks)
+# and wlr-randr (an output's scale changed while locked).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,7 +62,7 @@ fi
 DEPS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed -e 's/|.*//' -e 's/(.*)//' -e 's/ //g' \
     | grep . | sort -u | tr '\n' ',' | sed 's/,$//')
 KIOSK="libpam-systemd,polkitd,cage,weston,libinput-bin,xkb-data,kbd,plymouth,plymouth-themes"
-[ "$RELEASE" = bookworm ] || KIOSK="$KIOSK,labwc,greetd,foot,sway"
+[ "$RELEASE" = bookworm ] || KIOSK="$KIOSK,labwc,greetd,foot,sway,wlr-randr"
 INCLUDE="systemd,systemd-sysv,udev,kmod,dbus,$KIOSK,$DEPS"
 KEY=$( (echo "$RELEASE $KVER $INCLUDE $WANTED"; cat "$0" "$ROOT/scripts/vm/kernel-modules.py") | sha256sum | cut -c1-16)
 BASE="$DIR/base-$KEY.tar"
