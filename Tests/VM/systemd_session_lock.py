@@ -273,10 +273,9 @@ class SessionLockPhase:
         screen = d.status()["outputs"][0]["screen"]
         output = self.output_name()
         since = g.uptime()
-        rc, lines = self.randr("--output", output, "--scale", "1.5")
+        back = []
         try:
-            if rc != 0:
-                raise CheckFailed(f"wlr-randr --output {output} --scale 1.5: rc {rc}: {lines}")
+            self.set_scale(output, "1.5")
             said = self.journal_wait(since, "is drawn at scale 1.5", 15)
             if not said:
                 raise CheckFailed("the journal does not say the output is drawn at scale 1.5")
@@ -287,32 +286,32 @@ class SessionLockPhase:
 
             def same_pad(img):
                 before = self.pad_at_scale_1
-                n = differing(before, img, (0, 0, img.width, img.height)) if before and (before.width, before.height) == (img.width, img.height) else None
+                n = None
+                if before and (before.width, before.height) == (img.width, img.height):
+                    n = differing(before, img, (0, 0, img.width, img.height))
                 print(f"vm-systemd: {self.label}: the code pad at scale 1.5: {n} of {img.width * img.height} pixels"
                       f" differ by more than 40 from scale 1's", flush=True)
                 if n is None or n > SCALE_DIFFERING * img.width * img.height:
                     raise CheckFailed(f"the code pad at scale 1.5 is not the one at scale 1: {n} pixels differ")
-            back = []
 
             def scale_back_unlocked():
                 back.append(g.uptime())
-                self.scale_back(output)()
+                self.set_scale(output, "1")
             self.code_unlocks("session-lock-code-scale-1.5.png", same_pad, after_unlock=scale_back_unlocked)
             # The scale set back while unlocked: the next lock (in code_unlocks, to switch
             # back to the pattern) is laid out for the output's pixels at once, not first
             # for the scale it had before.
-            resized = self.journal_since(back[0], "is now .* pixels") if back else ["no scale set back"]
+            resized = self.journal_since(back[0], "is now .* pixels")
             if resized:
                 raise CheckFailed("the lock after the scale was set back was laid out again: " + " | ".join(resized))
         finally:
-            self.scale_back(output)()
+            if not back:
+                self.set_scale(output, "1")
 
-    def scale_back(self, output):
-        def back():
-            rc, lines = self.randr("--output", output, "--scale", "1")
-            if rc != 0:
-                raise CheckFailed(f"wlr-randr --output {output} --scale 1: rc {rc}: {lines}")
-        return back
+    def set_scale(self, output, scale):
+        rc, lines = self.randr("--output", output, "--scale", scale)
+        if rc != 0:
+            raise CheckFailed(f"wlr-randr --output {output} --scale {scale}: rc {rc}: {lines}")
 
     def code_unlocks(self, shot, check_pad=None, after_unlock=None):
         """Locked with the pattern shown: the switch to the code pad tapped, the code's digits
